@@ -1,0 +1,99 @@
+"""The public NumPy-level function :func:`cast`."""
+
+import functools
+
+import numpy as np
+
+from .codecs import ROUND_MODES
+from .conversion import DOUBLE, INT64, Conversion, kernel_dtype
+from .kernels import NO_TABLE, cast_kernel
+from .registry import resolve
+
+#: Sources of at most this many bytes are converted through a table of all their codes.
+TABLE_MAX_ITEMSIZE = 2
+
+
+def cast(x, to, *, saturate=True, round_mode="up"):
+    """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
+
+    Parameters
+    ----------
+    x : array_like
+        Any shape (0-d and empty included), any strides, either byte order, of
+        a NumPy bool/integer/float dtype or an ml_dtypes dtype.  Not modified.
+    to : str, int, dtype
+        The target type: an ONNX name in any case (``"float8e4m3fn"``,
+        ``"FLOAT"``, ``"double"``), an ONNX id (``17``) or a dtype.
+    saturate : bool
+        For the float8 targets and FLOAT8E8M0: out-of-range values and
+        infinities give the largest finite value (True, the default) instead of
+        inf or NaN.  Other targets ignore it.
+    round_mode : {"up", "down", "nearest"}
+        How FLOAT8E8M0 rounds; other targets ignore it.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array of the shape of ``x`` whose dtype is the NumPy storage of
+        ``to`` (ml_dtypes dtypes for bfloat16, float8, float6, float4, int4,
+        uint4, int2 and uint2, one element per byte).
+    """
+    target = resolve(to)
+    conversion = Conversion.make(source_type(x), target, check_saturate(saturate), check_round_mode(round_mode))
+    return run(conversion, np.asarray(x))
+
+
+def source_type(x):
+    """The ONNX type of the elements of ``x``; TypeError/ValueError when it has none."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(x).dtype
+    if dtype.kind in "USO":
+        raise TypeError(f"cannot cast an array of dtype {dtype}: numbacast.cast takes bool, integer, float "
+                        "and ml_dtypes arrays")
+    return resolve(dtype)
+
+
+def check_saturate(saturate):
+    if isinstance(saturate, (bool, np.bool_)) or (isinstance(saturate, (int, np.integer)) and saturate in (0, 1)):
+        return bool(saturate)
+    raise TypeError(f"saturate must be True/False (or 1/0), not {saturate!r}")
+
+
+def check_round_mode(round_mode):
+    if isinstance(round_mode, str) and round_mode in ROUND_MODES:
+        return round_mode
+    raise ValueError(f"round_mode must be one of {', '.join(map(repr, ROUND_MODES))}, not {round_mode!r}")
+
+
+def run(conversion, array):
+    """Apply ``conversion`` to every element of ``array`` into a new array."""
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    out = np.empty(array.shape, conversion.target.storage)
+    src = np.ascontiguousarray(array).reshape(-1)
+    dst = out.reshape(-1).view(kernel_dtype(conversion.target))
+    if array.dtype.itemsize <= TABLE_MAX_ITEMSIZE:
+        cast_kernel(src.view(f"u{array.dtype.itemsize}"), dst, None, table(conversion))
+    else:
+        cast_kernel(src.view(kernel_dtype(conversion.source)), dst, conversion, NO_TABLE)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def table(conversion):
+    """The converted value of every code of a source of at most 16 bits.
+
+    Codes are first decoded exactly (floats to DOUBLE, integers and bool to
+    INT64), then converted to the target like any DOUBLE or INT64 value.
+    """
+    source = conversion.source
+    codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
+    wide = DOUBLE if source.is_float else INT64
+    values = np.empty(codes.shape, wide.storage)
+    cast_kernel(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE)
+    result = np.empty(codes.shape, kernel_dtype(conversion.target))
+    options = dict(saturate=conversion.saturate, round_mode=conversion.round_mode, inf_to_nan=conversion.inf_to_nan)
+    cast_kernel(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE)
+    result.flags.writeable = False
+    return result

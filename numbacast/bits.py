@@ -1,0 +1,59 @@
+"""Bit-level reinterpretation of scalars inside ``@njit`` code.
+
+``float_bits(x)`` returns the IEEE bits of a float32 (as uint32) or float64
+(as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
+``leading_zeros`` counts the leading zero bits of an integer.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import errors
+from numba.extending import intrinsic
+
+_BITS_OF = {types.float32: types.uint32, types.float64: types.uint64}
+
+
+@intrinsic
+def float_bits(typingctx, x):
+    """The bits of a float32 (uint32) or float64 (uint64)."""
+    if x not in _BITS_OF:
+        raise errors.NumbaTypeError(f"float_bits takes float32 or float64, not {x}")
+    result = _BITS_OF[x]
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(result.bitwidth))
+
+    return result(x), codegen
+
+
+def _from_bits(float_type):
+    bits_type = _BITS_OF[float_type]
+
+    @intrinsic
+    def from_bits(typingctx, bits):
+        if not isinstance(bits, types.Integer):
+            raise errors.NumbaTypeError(f"expected an integer, not {bits}")
+
+        def codegen(context, builder, signature, args):
+            value = context.cast(builder, args[0], bits, bits_type)
+            return builder.bitcast(value, context.get_value_type(float_type))
+
+        return float_type(bits), codegen
+
+    return from_bits
+
+
+float32_from_bits = _from_bits(types.float32)
+float64_from_bits = _from_bits(types.float64)
+
+
+@intrinsic
+def leading_zeros(typingctx, x):
+    """Number of leading zero bits of an integer (its width for 0)."""
+    if not isinstance(x, types.Integer):
+        raise errors.NumbaTypeError(f"leading_zeros takes an integer, not {x}")
+
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return x(x), codegen

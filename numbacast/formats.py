@@ -1,0 +1,140 @@
+"""Number formats described as data.
+
+Every numeric ONNX type is one of three families:
+
+* :class:`FloatFormat` -- sign, exponent and mantissa fields plus the way the
+  format spells infinity, NaN and zero.  The codecs in :mod:`numbacast.codecs`
+  are generated from these fields alone.
+* :class:`IntFormat` -- a two's complement or unsigned integer of some width.
+* :class:`BoolFormat` -- ONNX BOOL.
+
+The properties derive every code a codec needs (largest finite code, the NaN and
+infinity codes, ...) so that no codec carries a per-format constant of its own.
+"""
+
+from dataclasses import dataclass
+
+#: How a float format spells NaN.
+NAN_IEEE = "ieee"  # all-ones exponent with a non-zero mantissa (both signs)
+NAN_ALL_ONES = "all-ones"  # only the all-ones magnitude code (both signs)
+NAN_NEGATIVE_ZERO = "negative-zero"  # only the code of -0 (FNUZ types: 0x80)
+NAN_NONE = "none"  # no NaN at all
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """A binary floating point format.
+
+    The value of a code with sign ``s``, exponent field ``e`` and mantissa
+    field ``m`` is ``(-1)**s * 2**(e - bias) * (1 + m / 2**mantissa_bits)``
+    for ``e > 0`` and ``(-1)**s * 2**(1 - bias) * m / 2**mantissa_bits`` for
+    ``e == 0`` (when the format has subnormals).
+    """
+
+    exponent_bits: int
+    mantissa_bits: int
+    bias: int
+    has_inf: bool
+    nan: str
+    signed: bool = True
+    subnormals: bool = True
+
+    @property
+    def bits(self):
+        return int(self.signed) + self.exponent_bits + self.mantissa_bits
+
+    @property
+    def sign_shift(self):
+        """Bit position of the sign bit."""
+        return self.exponent_bits + self.mantissa_bits
+
+    @property
+    def magnitude_mask(self):
+        return (1 << self.sign_shift) - 1
+
+    @property
+    def max_code(self):
+        """Magnitude code of the largest finite value."""
+        if self.nan == NAN_IEEE:
+            return (((1 << self.exponent_bits) - 1) << self.mantissa_bits) - 1
+        if self.nan == NAN_ALL_ONES:
+            return self.magnitude_mask - 1
+        return self.magnitude_mask
+
+    @property
+    def inf_code(self):
+        """Magnitude code of infinity (IEEE-like formats only)."""
+        assert self.has_inf
+        return self.max_code + 1
+
+    @property
+    def quiet_nan_code(self):
+        """Magnitude code of the canonical NaN (sign excluded)."""
+        if self.nan == NAN_IEEE:
+            return self.inf_code | (1 << (self.mantissa_bits - 1))
+        if self.nan == NAN_ALL_ONES:
+            return self.magnitude_mask
+        if self.nan == NAN_NEGATIVE_ZERO:
+            return 0
+        raise ValueError("format has no NaN")
+
+    @property
+    def has_negative_zero(self):
+        return self.signed and self.subnormals and self.nan != NAN_NEGATIVE_ZERO
+
+    @property
+    def min_normal_exponent(self):
+        """Unbiased exponent of the smallest normal value."""
+        return 1 - self.bias
+
+    @property
+    def max_value(self):
+        """The largest finite value, as a Python float (exact)."""
+        e, m = divmod(self.max_code, 1 << self.mantissa_bits)
+        return float(((1 << self.mantissa_bits) + m) * 2.0 ** (e - self.bias - self.mantissa_bits))
+
+
+@dataclass(frozen=True)
+class IntFormat:
+    """A two's complement (``signed``) or unsigned integer of ``bits`` bits."""
+
+    bits: int
+    signed: bool
+
+    @property
+    def mask(self):
+        return (1 << self.bits) - 1
+
+    @property
+    def min_value(self):
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max_value(self):
+        return (1 << (self.bits - 1)) - 1 if self.signed else self.mask
+
+
+@dataclass(frozen=True)
+class BoolFormat:
+    """ONNX BOOL: zero is False, everything else True."""
+
+    bits: int = 8
+
+
+def ieee(exponent_bits, mantissa_bits):
+    """An IEEE 754 binary format (bias 2**(E-1) - 1, infinities and NaNs)."""
+    return FloatFormat(exponent_bits, mantissa_bits, (1 << (exponent_bits - 1)) - 1, True, NAN_IEEE)
+
+
+FLOAT32 = ieee(8, 23)
+FLOAT64 = ieee(11, 52)
+FLOAT16 = ieee(5, 10)
+BFLOAT16 = ieee(8, 7)
+FLOAT8E4M3FN = FloatFormat(4, 3, 7, False, NAN_ALL_ONES)
+FLOAT8E4M3FNUZ = FloatFormat(4, 3, 8, False, NAN_NEGATIVE_ZERO)
+FLOAT8E5M2 = ieee(5, 2)
+FLOAT8E5M2FNUZ = FloatFormat(5, 2, 16, False, NAN_NEGATIVE_ZERO)
+FLOAT8E8M0 = FloatFormat(8, 0, 127, False, NAN_ALL_ONES, signed=False, subnormals=False)
+FLOAT4E2M1 = FloatFormat(2, 1, 1, False, NAN_NONE)
+FLOAT6E2M3 = FloatFormat(2, 3, 1, False, NAN_NONE)
+FLOAT6E3M2 = FloatFormat(3, 2, 3, False, NAN_NONE)

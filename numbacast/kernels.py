@@ -1,0 +1,53 @@
+"""Array kernels: one compiled loop per conversion.
+
+``cast_kernel(src, dst, conversion, table)`` writes into the flat array ``dst``
+the conversion of every element of the flat array ``src``:
+
+* ``conversion`` a :class:`~numbacast.conversion.Conversion`: each element goes
+  through :func:`~numbacast.conversion.convert` (``table`` is unused);
+* ``conversion`` None: each element is an index into ``table``, which holds
+  the converted value of every possible code of a source of at most 16 bits.
+
+Numba compiles the kernel once per signature -- that is, once per conversion
+and array types -- on first use, and caches the machine code on disk
+(:mod:`numbacast.cache`).  Arrays shorter than :data:`PARALLEL_MIN` are
+converted on the calling thread; longer ones are split over Numba's thread
+pool (``numba.set_num_threads``).
+"""
+
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from .cache import cached_njit
+from .conversion import ConversionType, convert
+
+#: Below this many elements a kernel runs serially: starting threads costs more.
+PARALLEL_MIN = 1 << 15
+
+#: The ``table`` argument of a kernel that has none.
+NO_TABLE = np.zeros(1, np.uint8)
+
+
+def convert_element(value, conversion, table):
+    """One element of :func:`cast_kernel` (``@njit`` code only)."""
+    raise TypeError("convert_element() is for @njit code")
+
+
+@overload(convert_element, jit_options={"nogil": True})
+def _overload_convert_element(value, conversion, table):
+    if isinstance(conversion, types.NoneType):
+        return lambda value, conversion, table: table[value]
+    if isinstance(conversion, ConversionType):
+        return lambda value, conversion, table: convert(value, conversion)
+
+
+@cached_njit(parallel=True, nogil=True)
+def cast_kernel(src, dst, conversion, table):
+    n = src.size
+    if n < PARALLEL_MIN:
+        for i in range(n):
+            dst[i] = convert_element(src[i], conversion, table)
+    else:
+        for i in prange(n):
+            dst[i] = convert_element(src[i], conversion, table)

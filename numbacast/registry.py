@@ -1,0 +1,134 @@
+"""The ONNX numeric types: ids, names, NumPy storage and number format.
+
+:func:`resolve` turns anything a user may call a type -- an ONNX id (``17``),
+a name in any case (``"float8e4m3fn"``, ``"FLOAT"``, ``"double"``), a NumPy
+dtype or scalar type, an ml_dtypes dtype -- into an :class:`OnnxType`.
+"""
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from . import formats as f
+
+
+@dataclass(frozen=True)
+class OnnxType:
+    """One ONNX ``TensorProto.DataType`` and how numbacast stores it."""
+
+    id: int
+    name: str  # canonical lower-case ONNX name, e.g. "float8e4m3fn"
+    storage: np.dtype  # NumPy dtype of an array of this type
+    format: object  # FloatFormat, IntFormat or BoolFormat
+    aliases: tuple = ()
+
+    @property
+    def onnx_name(self):
+        """The ``TensorProto.DataType`` enum name, e.g. ``FLOAT8E4M3FN``."""
+        return self.name.upper()
+
+    @property
+    def is_float(self):
+        return isinstance(self.format, f.FloatFormat)
+
+    @property
+    def is_integer(self):
+        return isinstance(self.format, f.IntFormat)
+
+    @property
+    def is_bool(self):
+        return isinstance(self.format, f.BoolFormat)
+
+    @property
+    def bits(self):
+        """Significant bits of one element (4 for INT4, 32 for FLOAT)."""
+        return self.format.bits
+
+    def __repr__(self):
+        return f"numbacast.{self.onnx_name}"
+
+
+def _t(id, name, storage, fmt, *aliases):
+    return OnnxType(id, name, np.dtype(storage), fmt, aliases)
+
+
+TYPES = (
+    _t(1, "float", np.float32, f.FLOAT32, "float32"),
+    _t(2, "uint8", np.uint8, f.IntFormat(8, False)),
+    _t(3, "int8", np.int8, f.IntFormat(8, True)),
+    _t(4, "uint16", np.uint16, f.IntFormat(16, False)),
+    _t(5, "int16", np.int16, f.IntFormat(16, True)),
+    _t(6, "int32", np.int32, f.IntFormat(32, True)),
+    _t(7, "int64", np.int64, f.IntFormat(64, True)),
+    _t(9, "bool", np.bool_, f.BoolFormat(), "bool_"),
+    _t(10, "float16", np.float16, f.FLOAT16, "half"),
+    _t(11, "double", np.float64, f.FLOAT64, "float64"),
+    _t(12, "uint32", np.uint32, f.IntFormat(32, False)),
+    _t(13, "uint64", np.uint64, f.IntFormat(64, False)),
+    _t(16, "bfloat16", ml_dtypes.bfloat16, f.BFLOAT16),
+    _t(17, "float8e4m3fn", ml_dtypes.float8_e4m3fn, f.FLOAT8E4M3FN, "float8_e4m3fn"),
+    _t(18, "float8e4m3fnuz", ml_dtypes.float8_e4m3fnuz, f.FLOAT8E4M3FNUZ, "float8_e4m3fnuz"),
+    _t(19, "float8e5m2", ml_dtypes.float8_e5m2, f.FLOAT8E5M2, "float8_e5m2"),
+    _t(20, "float8e5m2fnuz", ml_dtypes.float8_e5m2fnuz, f.FLOAT8E5M2FNUZ, "float8_e5m2fnuz"),
+    _t(21, "uint4", ml_dtypes.uint4, f.IntFormat(4, False)),
+    _t(22, "int4", ml_dtypes.int4, f.IntFormat(4, True)),
+    _t(23, "float4e2m1", ml_dtypes.float4_e2m1fn, f.FLOAT4E2M1, "float4_e2m1fn"),
+    _t(24, "float8e8m0", ml_dtypes.float8_e8m0fnu, f.FLOAT8E8M0, "float8_e8m0fnu"),
+    _t(25, "uint2", ml_dtypes.uint2, f.IntFormat(2, False)),
+    _t(26, "int2", ml_dtypes.int2, f.IntFormat(2, True)),
+    _t(27, "float6e2m3", ml_dtypes.float6_e2m3fn, f.FLOAT6E2M3, "float6_e2m3fn"),
+    _t(28, "float6e3m2", ml_dtypes.float6_e3m2fn, f.FLOAT6E3M2, "float6_e3m2fn"),
+)
+
+#: ONNX ids of types the Cast operator refuses.
+REFUSED = {8: "STRING", 14: "COMPLEX64", 15: "COMPLEX128"}
+
+BY_ID = {t.id: t for t in TYPES}
+BY_NAME = {alias: t for t in TYPES for alias in (t.name, *t.aliases)}
+BY_DTYPE = {t.storage: t for t in TYPES}
+
+for _t_ in TYPES:  # the public constants numbacast.FLOAT, numbacast.FLOAT8E4M3FN, ...
+    globals()[_t_.onnx_name] = _t_
+del _t_
+
+
+def accepted_names():
+    """A sentence listing what :func:`resolve` accepts, for error messages."""
+    names = ", ".join(t.name for t in TYPES)
+    return f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype"
+
+
+def resolve(spec):
+    """Return the :class:`OnnxType` named by ``spec``.
+
+    Raises ValueError for an unknown or refused type and TypeError for a
+    ``spec`` that is no kind of type description.
+    """
+    if isinstance(spec, OnnxType):
+        return spec
+    if isinstance(spec, (bool, np.bool_)):
+        raise TypeError(f"a type must be a name, an ONNX id or a dtype, not the bool {spec!r}")
+    if isinstance(spec, (int, np.integer)):
+        if int(spec) in BY_ID:
+            return BY_ID[int(spec)]
+        if int(spec) in REFUSED:
+            raise ValueError(f"ONNX type {int(spec)} ({REFUSED[int(spec)]}) is not a numeric type numbacast casts; "
+                             f"accepted: {accepted_names()}")
+        raise ValueError(f"unknown ONNX type id {int(spec)}; accepted: {accepted_names()}")
+    if isinstance(spec, str):
+        key = spec.strip().lower()
+        if key in BY_NAME:
+            return BY_NAME[key]
+        raise ValueError(f"unknown type name {spec!r}; accepted: {accepted_names()}")
+    try:
+        dtype = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"cannot read a type from {spec!r}; expected {accepted_names()}") from None
+    found = BY_DTYPE.get(dtype if dtype.byteorder in "=|" else dtype.newbyteorder("="))
+    if found is not None:
+        return found
+    if dtype.kind == "c":
+        raise ValueError(f"complex dtype {dtype} is refused: the Cast operator does not cast complex numbers; "
+                         f"accepted: {accepted_names()}")
+    raise ValueError(f"unsupported dtype {dtype}; accepted: {accepted_names()}")

@@ -1,0 +1,380 @@
+"""Exact reference for the numeric rules of /work/shared/spec/DECISIONS.md.
+
+Pure Python: values are ``Fraction``s, rounding is done on integers. No numpy,
+no ml_dtypes, no float arithmetic.  Used by the test-suite to check numbacast
+bit for bit.
+
+    decode(name, code)  -> Exact           exact value of a storage code
+    encode(name, x, ...) -> int            storage code the library must return
+    cast_code(src, code, dst, ...) -> int  decode then encode
+    same_code(dst, a, b) -> bool           code equality, NaNs of one sign equal
+
+Storage codes are unsigned ints of ``STORAGE_BITS[name]`` bits (int8 -56 is
+200).  Sub-byte types (float8/6/4, int4/uint4, int2/uint2) hold one element
+per byte, in the low bits; decode ignores the high bits.
+"""
+
+from fractions import Fraction
+from math import copysign, isinf, isnan
+from operator import index
+from typing import NamedTuple
+
+__all__ = [
+    "TYPES", "STORAGE_BITS", "INTEGER_TYPES", "FLOAT_TYPES", "ROUND_MODES",
+    "Exact", "decode", "encode", "cast_code", "same_code",
+]
+
+ROUND_MODES = ("up", "down", "nearest")
+_ZERO = Fraction(0)
+
+
+# --------------------------------------------------------------------------
+# The format table
+# --------------------------------------------------------------------------
+#
+# Floats: (ebits, mbits, bias, specials, overflow)
+#   specials  "ieee"   inf = all-ones exponent, NaN = all-ones exponent + mantissa != 0
+#             "fn"     no inf, NaN = S.1111.111 (signed)
+#             "fnuz"   no inf, no -0, one NaN = 0x80 (sign bit alone)
+#             "finite" no inf, no NaN
+#   overflow  "inf"    [x] > max and inf give +/-inf (saturate does not apply)
+#             "flag"   the saturate attribute decides
+#             "max"    always saturate to +/-max
+_FLOAT_TABLE = {
+    "float":          (8, 23, 127, "ieee", "inf"),
+    "double":         (11, 52, 1023, "ieee", "inf"),
+    "float16":        (5, 10, 15, "ieee", "inf"),
+    "bfloat16":       (8, 7, 127, "ieee", "inf"),
+    "float8e4m3fn":   (4, 3, 7, "fn", "flag"),
+    "float8e4m3fnuz": (4, 3, 8, "fnuz", "flag"),
+    "float8e5m2":     (5, 2, 15, "ieee", "flag"),
+    "float8e5m2fnuz": (5, 2, 16, "fnuz", "flag"),
+    "float4e2m1":     (2, 1, 1, "finite", "max"),
+    "float6e2m3":     (2, 3, 1, "finite", "max"),
+    "float6e3m2":     (3, 2, 3, "finite", "max"),
+}
+# Integers: (value bits, signed)
+_INT_TABLE = {
+    "uint8": (8, False), "int8": (8, True),
+    "uint16": (16, False), "int16": (16, True),
+    "uint32": (32, False), "int32": (32, True),
+    "uint64": (64, False), "int64": (64, True),
+    "uint4": (4, False), "int4": (4, True),
+    "uint2": (2, False), "int2": (2, True),
+}
+# float8e8m0 and bool are one-offs, handled by their own small branches.
+
+TYPES = (
+    "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "bool",
+    "float16", "double", "uint32", "uint64", "bfloat16", "float8e4m3fn",
+    "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
+    "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2",
+)
+FLOAT_TYPES = frozenset(_FLOAT_TABLE) | {"float8e8m0"}
+INTEGER_TYPES = frozenset(_INT_TABLE) | {"bool"}   # sources that keep low bits
+
+
+class _Float(NamedTuple):
+    """Precomputed constants of one binary floating-point format."""
+    mbits: int
+    bias: int
+    specials: str
+    overflow: str
+    codemask: int    # all bits of one element (sign included)
+    signbit: int
+    emin: int        # exponent of the smallest normal, 1 - bias
+    maxcode: int     # magnitude code of the largest finite value
+    infcode: int     # magnitude code of inf (ieee) or -1
+    nancode: int     # magnitude code of the canonical NaN, or -1
+    expmask: int     # mask of the exponent field, in place
+
+
+class _Int(NamedTuple):
+    width: int
+    signed: bool
+    mask: int
+    lo: int
+    hi: int
+
+
+def _make_float(ebits, mbits, bias, specials, overflow):
+    nbits = 1 + ebits + mbits
+    allones = (1 << (ebits + mbits)) - 1
+    infcode = ((1 << ebits) - 1) << mbits if specials == "ieee" else -1
+    maxcode = {"ieee": infcode - 1, "fn": allones - 1}.get(specials, allones)
+    nancode = {"ieee": infcode | (1 << (mbits - 1)), "fn": allones,
+               "fnuz": 0}.get(specials, -1)   # fnuz NaN: 0 | signbit = 0x80
+    return _Float(mbits, bias, specials, overflow, (1 << nbits) - 1,
+                  1 << (ebits + mbits), 1 - bias, maxcode, infcode, nancode,
+                  infcode if specials == "ieee" else 0)
+
+
+def _make_int(width, signed):
+    mask = (1 << width) - 1
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, mask)
+    return _Int(width, signed, mask, lo, hi)
+
+
+_FORMATS = {name: _make_float(*row) for name, row in _FLOAT_TABLE.items()}
+_FORMATS.update({name: _make_int(*row) for name, row in _INT_TABLE.items()})
+_FORMATS["bool"] = "bool"
+_FORMATS["float8e8m0"] = "e8m0"
+assert set(_FORMATS) == set(TYPES)
+
+STORAGE_BITS = {name: 8 for name in TYPES}
+STORAGE_BITS.update(float=32, double=64, float16=16, bfloat16=16,
+                    uint16=16, int16=16, uint32=32, int32=32, uint64=64, int64=64)
+
+
+def _fmt(name):
+    try:
+        return _FORMATS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown type {name!r}; expected one of {TYPES}") from None
+
+
+# --------------------------------------------------------------------------
+# Exact values
+# --------------------------------------------------------------------------
+
+class Exact(NamedTuple):
+    """sign (0/1), kind ("finite" | "inf" | "nan"), mag (Fraction >= 0)."""
+    sign: int
+    kind: str
+    mag: Fraction
+
+    @classmethod
+    def from_int(cls, i):
+        i = index(i)
+        return cls(1 if i < 0 else 0, "finite", Fraction(abs(i)))
+
+    @classmethod
+    def from_fraction(cls, f, sign=None):
+        """Any rational (Fraction, int, Decimal...). ``sign`` forces the sign,
+        which is the only way to get -0 from a Fraction."""
+        f = Fraction(f)
+        s = (1 if f < 0 else 0) if sign is None else sign
+        return cls(s, "finite", abs(f))
+
+    @classmethod
+    def from_float(cls, x):
+        """Exact value of a Python float (= double), -0.0 and NaN sign kept."""
+        x = float(x)
+        s = 1 if copysign(1.0, x) < 0 else 0
+        if isnan(x):
+            return cls(s, "nan", _ZERO)
+        if isinf(x):
+            return cls(s, "inf", _ZERO)
+        return cls(s, "finite", abs(Fraction(x)))
+
+    @classmethod
+    def nan(cls, sign=0):
+        return cls(sign, "nan", _ZERO)
+
+    @classmethod
+    def inf(cls, sign=0):
+        return cls(sign, "inf", _ZERO)
+
+    def value(self):
+        """Signed Fraction for finite values (-0 becomes 0)."""
+        if self.kind != "finite":
+            raise ValueError(f"{self.kind} has no rational value")
+        return -self.mag if self.sign else self.mag
+
+
+# --------------------------------------------------------------------------
+# decode
+# --------------------------------------------------------------------------
+
+def _pow2(e):
+    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
+
+
+def _decode_float(f, code):
+    code &= f.codemask
+    sign = 1 if code & f.signbit else 0
+    c = code & (f.signbit - 1)
+    if f.specials == "ieee" and c & f.expmask == f.expmask:
+        return Exact(sign, "inf" if c == f.infcode else "nan", _ZERO)
+    if (f.specials == "fn" and c == f.nancode) or (f.specials == "fnuz" and code == f.signbit):
+        return Exact(sign, "nan", _ZERO)
+    e, m = c >> f.mbits, c & ((1 << f.mbits) - 1)
+    if e:
+        m |= 1 << f.mbits
+    else:
+        e = 1                                   # subnormal: exponent of emin
+    return Exact(sign, "finite", m * _pow2(e - f.bias - f.mbits))
+
+
+def _decode(name, code):
+    f = _fmt(name)
+    if not 0 <= code < 1 << STORAGE_BITS[name]:
+        raise ValueError(f"code {code} out of range for {name}")
+    if f == "bool":
+        return Exact(0, "finite", Fraction(1 if code else 0))
+    if f == "e8m0":
+        return Exact(0, "nan", _ZERO) if code == 0xFF else Exact(0, "finite", _pow2(code - 127))
+    if isinstance(f, _Int):
+        v = code & f.mask
+        if f.signed and v > f.hi:
+            v -= 1 << f.width
+        return Exact.from_int(v)
+    return _decode_float(f, code)
+
+
+_DECODE_CACHE = {name: {} for name in TYPES if STORAGE_BITS[name] <= 16}
+
+
+def decode(name, code):
+    """Exact value of storage ``code`` (0 <= code < 2**STORAGE_BITS[name])."""
+    code = index(code)
+    cache = _DECODE_CACHE.get(name)
+    if cache is None:
+        return _decode(name, code)
+    x = cache.get(code)
+    if x is None:
+        x = cache[code] = _decode(name, code)
+    return x
+
+
+# --------------------------------------------------------------------------
+# encode
+# --------------------------------------------------------------------------
+
+def _floor_log2(n, d):
+    """floor(log2(n/d)) for integers n, d > 0."""
+    e = n.bit_length() - d.bit_length()
+    if (n < d << e) if e >= 0 else (n << -e < d):
+        e -= 1
+    return e
+
+
+def _round_shift(n, d, shift):
+    """round_half_even(n/d * 2**shift), integers n >= 0, d > 0."""
+    if shift >= 0:
+        n <<= shift
+    else:
+        d <<= -shift
+    q, r = divmod(n, d)
+    r2 = 2 * r
+    if r2 > d or (r2 == d and q & 1):
+        q += 1
+    return q
+
+
+def _round_float(f, n, d):
+    """Magnitude code of n/d > 0 rounded once, ties to even, exponent range
+    unbounded above (a result > f.maxcode is an overflow)."""
+    e = max(_floor_log2(n, d), f.emin)
+    s = _round_shift(n, d, f.mbits - e)      # significand, 0 .. 2**(mbits+1)
+    # normal: code = ((e+bias) << m) + s - 2**m; subnormal (e = emin): code = s.
+    # A carry to 2**(mbits+1) lands on the next binade by itself.
+    return ((e + f.bias - 1) << f.mbits) + s
+
+
+def _encode_float(f, x, saturate, fnuz_inf_to_nan):
+    sign = f.signbit if x.sign else 0
+    kind = x.kind
+    if kind == "nan":
+        if f.specials == "finite":
+            return f.maxcode                   # NaN -> +max (float4/float6 notes)
+        return f.signbit if f.specials == "fnuz" else sign | f.nancode
+    if kind == "finite":
+        mag = x.mag
+        c = _round_float(f, mag.numerator, mag.denominator) if mag else 0
+        if c == 0:
+            return 0 if f.specials == "fnuz" else sign
+        if c <= f.maxcode:
+            return sign | c
+    elif fnuz_inf_to_nan and f.specials == "fnuz":
+        return f.signbit                       # Cast-19..23: inf -> NaN
+    # overflow ([x] > max) or infinity
+    if f.overflow == "max" or (f.overflow == "flag" and saturate):
+        return sign | f.maxcode
+    if f.infcode >= 0:
+        return sign | f.infcode
+    return f.signbit if f.specials == "fnuz" else sign | f.nancode
+
+
+def _encode_e8m0(x, saturate, round_mode):
+    if round_mode not in ROUND_MODES:
+        raise ValueError(f"round_mode {round_mode!r}; expected one of {ROUND_MODES}")
+    if x.kind == "nan":
+        return 0xFF
+    if x.kind == "inf":
+        return 0xFE if saturate else 0xFF
+    n, d = x.mag.numerator, x.mag.denominator
+    if n == 0:
+        return 0 if saturate else 0xFF
+    k = _floor_log2(n, d)                      # 2**k <= |x| < 2**(k+1)
+    if round_mode == "up":
+        if (n != d << k) if k >= 0 else (n << -k != d):
+            k += 1
+    elif round_mode == "nearest":
+        if (2 * n >= 3 * (d << k)) if k >= 0 else (2 * n << -k >= 3 * d):
+            k += 1
+    if k < -127:
+        return 0 if saturate else 0xFF
+    if k > 127:
+        return 0xFE if saturate else 0xFF
+    return k + 127
+
+
+def _encode_int(f, x, from_integer):
+    if from_integer:
+        if x.kind != "finite" or x.mag.denominator != 1:
+            raise ValueError(f"from_integer=True needs an integer, got {x}")
+        v = x.mag.numerator
+    elif f.width <= 4:                         # int4/uint4/int2/uint2: RNE, low bits
+        if x.kind != "finite":
+            return 0
+        v = _round_shift(x.mag.numerator, x.mag.denominator, 0)
+    else:                                      # 8..64 bits: truncate, saturate
+        if x.kind == "nan":
+            return 0
+        if x.kind == "inf":
+            return (f.lo if x.sign else f.hi) & f.mask
+        v = x.mag.numerator // x.mag.denominator
+        v = max(f.lo, -v) if x.sign else min(f.hi, v)
+        return v & f.mask
+    return (-v if x.sign else v) & f.mask
+
+
+def encode(name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False,
+           from_integer=False):
+    """Storage code of ``name`` for the exact value ``x`` (an ``Exact``).
+
+    ``from_integer`` says the source was an integer type (or bool): integer
+    targets then keep the low bits instead of truncating and saturating.
+    It changes nothing for the other targets."""
+    f = _fmt(name)
+    if isinstance(f, _Float):
+        return _encode_float(f, x, saturate, fnuz_inf_to_nan)
+    if isinstance(f, _Int):
+        return _encode_int(f, x, from_integer)
+    if f == "bool":
+        return 0 if x.kind == "finite" and not x.mag else 1
+    return _encode_e8m0(x, saturate, round_mode)
+
+
+def cast_code(src_name, code, dst_name, saturate=True, round_mode="up",
+              fnuz_inf_to_nan=False):
+    """Code of ``dst_name`` for storage ``code`` of ``src_name``."""
+    return encode(dst_name, decode(src_name, code), saturate, round_mode,
+                  fnuz_inf_to_nan, src_name in INTEGER_TYPES)
+
+
+def same_code(dst_name, a, b):
+    """a == b, except that two NaNs of the same sign are equal in formats with
+    several NaN codes (float, double, float16, bfloat16, float8e5m2)."""
+    a, b = index(a), index(b)
+    if a == b:
+        return True
+    f = _fmt(dst_name)
+    if not (isinstance(f, _Float) and f.specials == "ieee"):
+        return False
+    if (a ^ b) & f.signbit:
+        return False                           # different signs
+    a &= f.signbit - 1
+    b &= f.signbit - 1
+    return a > f.infcode and b > f.infcode    # both NaN (codes above inf)
