@@ -10,14 +10,14 @@ SAMPLE = np.array([0.0, -0.0, 0.1, 1.0, -2.5, 3.14159, 464.0, 1e5, 6e-8, np.inf,
 
 
 def _format(value):
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_, int)):
         return str(int(value))
     number = float(value)
     if number != number:
         return "NaN"
     if number in (np.inf, -np.inf):
         return "INF" if number > 0 else "-INF"
-    if number == int(number) and abs(number) < 1e20:
+    if number == int(number) and abs(number) < 1e7:
         return str(int(number)) if number or np.copysign(1, number) > 0 else "-0"
     return f"{number:.6g}"
 
@@ -33,7 +33,8 @@ def table(sample=SAMPLE):
         back = cast(values, "float").astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             error = np.abs(back[finite] - sample[finite]) / np.abs(sample[finite].astype(np.float64))
-        rows.append([t.name] + [_format(v) for v in (values if t.is_integer else values.astype(np.float64))]
+        shown = values.astype(np.int64 if t.bits < 64 else t.storage).tolist() if t.is_integer else values.astype(np.float64)
+        rows.append([t.name] + [_format(v) for v in shown]
                     + [f"{np.nanmax(error):.3g}" if error.size else "-"])
     return rows
 

@@ -107,8 +107,8 @@ def resolve(spec):
     """
     if isinstance(spec, OnnxType):
         return spec
-    if isinstance(spec, (bool, np.bool_)):
-        raise TypeError(f"a type must be a name, an ONNX id or a dtype, not the bool {spec!r}")
+    if spec is None or isinstance(spec, (bool, np.bool_, float)):
+        raise TypeError(f"a type must be a name, an ONNX id or a dtype, not {spec!r}; expected {accepted_names()}")
     if isinstance(spec, (int, np.integer)):
         if int(spec) in BY_ID:
             return BY_ID[int(spec)]

@@ -1,4 +1,4 @@
-"""Exact reference for the numeric rules of /work/shared/spec/DECISIONS.md.
+"""Exact reference for the numeric rules of the spec's DECISIONS.md.
 
 Pure Python: values are ``Fraction``s, rounding is done on integers. No numpy,
 no ml_dtypes, no float arithmetic.  Used by the test-suite to check numbacast
@@ -84,8 +84,9 @@ class _Float(NamedTuple):
     signbit: int
     emin: int        # exponent of the smallest normal, 1 - bias
     maxcode: int     # magnitude code of the largest finite value
-    infcode: int     # magnitude code of inf (ieee) or -1
-    nancode: int     # magnitude code of the canonical NaN, or -1
+    infcode: int     # magnitude code of inf (ieee), -1 if no inf
+    nancode: int     # magnitude code of the canonical NaN, -1 if no NaN
+                     # (fnuz: 0, its only NaN 0x80 is the sign bit alone)
     expmask: int     # mask of the exponent field, in place
 
 
@@ -103,7 +104,7 @@ def _make_float(ebits, mbits, bias, specials, overflow):
     infcode = ((1 << ebits) - 1) << mbits if specials == "ieee" else -1
     maxcode = {"ieee": infcode - 1, "fn": allones - 1}.get(specials, allones)
     nancode = {"ieee": infcode | (1 << (mbits - 1)), "fn": allones,
-               "fnuz": 0}.get(specials, -1)   # fnuz NaN: 0 | signbit = 0x80
+               "fnuz": 0}.get(specials, -1)
     return _Float(mbits, bias, specials, overflow, (1 << nbits) - 1,
                   1 << (ebits + mbits), 1 - bias, maxcode, infcode, nancode,
                   infcode if specials == "ieee" else 0)

@@ -1,0 +1,44 @@
+"""Shared helpers of the test-suite: the exact reference and code comparison."""
+
+import numpy as np
+
+import exact
+import numbacast
+
+TYPE_NAMES = [t.name for t in numbacast.TYPES]
+
+
+def options_for(target):
+    """Every (saturate, round_mode) that gives ``target`` a different cast."""
+    if target == "float8e8m0":
+        return [dict(saturate=s, round_mode=m) for s in (True, False) for m in exact.ROUND_MODES]
+    if target.startswith("float8"):
+        return [dict(saturate=True), dict(saturate=False)]
+    return [dict()]
+
+
+def variants(targets=TYPE_NAMES):
+    """(target, options) pairs covering every target and option."""
+    return [(t, o) for t in targets for o in options_for(t)]
+
+
+def variant_id(variant):
+    target, options = variant
+    return "-".join([target] + [f"{k}={v}" for k, v in options.items()])
+
+
+def storage_codes(array):
+    """The storage codes of an array as unsigned integers."""
+    return array.reshape(-1).view(f"u{array.dtype.itemsize}")
+
+
+def check_against_reference(source, codes, target, options, out, reference=None):
+    """Assert that ``out`` (the cast of the source ``codes``) matches the exact
+    reference code by code; report the first mismatches."""
+    reference = reference or (lambda code: exact.cast_code(source, int(code), target, **options))
+    expected = np.array([reference(c) for c in codes.tolist()], dtype=np.uint64)
+    got = storage_codes(out).astype(np.uint64)
+    bad = [i for i in np.flatnonzero(got != expected) if not exact.same_code(target, int(got[i]), int(expected[i]))]
+    assert not bad, (f"{len(bad)} mismatches {source}->{target} {options}; first: "
+                     + ", ".join(f"code {int(codes[i]):#x}: got {int(got[i]):#x} expected {int(expected[i]):#x}"
+                                 for i in bad[:5]))

@@ -1,0 +1,113 @@
+"""numbacast.cast as a NumPy function: shapes, strides, byte order, errors."""
+
+import datetime
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import numbacast
+from numbacast import cast
+
+
+def test_resolve_accepts_ids_names_in_any_case_and_dtypes():
+    f8 = numbacast.resolve(17)
+    for spec in ("float8e4m3fn", "FLOAT8E4M3FN", "Float8E4M3FN", "float8_e4m3fn", ml_dtypes.float8_e4m3fn,
+                 np.dtype(ml_dtypes.float8_e4m3fn), f8):
+        assert numbacast.resolve(spec) is f8
+    assert numbacast.resolve("float").id == numbacast.resolve(np.float32).id == 1
+    assert numbacast.resolve("DOUBLE").id == numbacast.resolve(np.dtype(">f8")).id == 11
+    assert numbacast.resolve("bfloat16").id == 16
+    assert numbacast.resolve(np.int8).name == "int8"
+
+
+@pytest.mark.parametrize("bad", ["float7", "", 99, 0, -1, "string"])
+def test_unknown_type_lists_accepted_names(bad):
+    with pytest.raises(ValueError) as error:
+        cast(np.zeros(2), bad)
+    assert repr(bad) in str(error.value) or str(bad) in str(error.value)
+    assert "float8e4m3fn" in str(error.value)
+
+
+@pytest.mark.parametrize("bad", [None, 1.5, True, object()])
+def test_non_type_target_is_a_type_error(bad):
+    with pytest.raises((TypeError, ValueError)):
+        cast(np.zeros(2), bad)
+
+
+@pytest.mark.parametrize("x", [
+    np.array(["1.5"]), np.array([b"1"]), np.array([object()], dtype=object),
+    np.array([np.datetime64("2020-01-01")]), np.array([datetime.timedelta(1)], dtype="m8[s]"),
+    np.array([1 + 2j]), np.zeros(2, dtype=[("a", "f4")]),
+])
+def test_unsupported_input_dtype_is_refused_clearly(x):
+    with pytest.raises((TypeError, ValueError)) as error:
+        cast(x, "float")
+    assert str(x.dtype) in str(error.value)
+
+
+@pytest.mark.parametrize("mode", ["UP", "ceil", None, 1])
+def test_bad_round_mode(mode):
+    with pytest.raises(ValueError, match="up.*down.*nearest"):
+        cast(np.ones(2), "float8e8m0", round_mode=mode)
+
+
+@pytest.mark.parametrize("saturate", [2, "yes", None, 0.5])
+def test_bad_saturate(saturate):
+    with pytest.raises(TypeError, match="saturate"):
+        cast(np.ones(2), "float8e4m3fn", saturate=saturate)
+
+
+def test_errors_come_before_any_compilation():
+    from numbacast.kernels import cast_kernel
+    before = len(cast_kernel.overloads)
+    with pytest.raises(ValueError):
+        cast(np.ones(2, np.float16), "float8e8m0", round_mode="sideways")
+    assert len(cast_kernel.overloads) == before
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (7,), (2, 3, 4)])
+def test_shapes_including_0d_and_empty(shape):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) * 0.75
+    for to in ("float8e5m2", "int32", "float16"):
+        out = cast(x, to)
+        assert out.shape == shape
+        assert np.array_equal(out.astype(np.float64), x.astype(to if to != "float8e5m2" else ml_dtypes.float8_e5m2)
+                              .astype(np.float64))
+
+
+def test_python_scalars_and_lists():
+    assert cast(2.5, "int4").shape == ()
+    assert cast([1, 2, 3], "float").tolist() == [1.0, 2.0, 3.0]
+    assert cast(True, "float16").item() == 1.0
+
+
+def test_strided_and_byteswapped_inputs_and_input_untouched():
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((40, 30)) * 100
+    expected = cast(np.ascontiguousarray(base[::3, 1::2].T), "float8e4m3fn").view(np.uint8)
+    strided = base[::3, 1::2].T
+    snapshot = base.copy()
+    assert np.array_equal(cast(strided, "float8e4m3fn").view(np.uint8), expected)
+    swapped = strided.astype(">f8")
+    assert np.array_equal(cast(swapped, "float8e4m3fn").view(np.uint8), expected)
+    assert np.array_equal(base, snapshot)
+    assert np.array_equal(swapped, strided)
+
+
+def test_parallel_path_equals_serial_path():
+    from numbacast.kernels import PARALLEL_MIN
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(3 * PARALLEL_MIN) * 2.0 ** rng.integers(-20, 20, 3 * PARALLEL_MIN)).astype(np.float32)
+    for to in ("float8e4m3fn", "bfloat16", "int4", "float8e8m0"):
+        whole = cast(x, to).view(np.uint8 if to != "bfloat16" else np.uint16)
+        pieces = np.concatenate([cast(x[i:i + 1000], to) for i in range(0, x.size, 1000)])
+        assert np.array_equal(whole, pieces.view(whole.dtype))
+
+
+def test_output_is_a_new_array():
+    x = np.ones(5, np.float32)
+    out = cast(x, "float")
+    assert out is not x and not np.shares_memory(out, x)
+    out[0] = 7
+    assert x[0] == 1
