@@ -1,0 +1,120 @@
+"""FLOAT, DOUBLE and the 32/64-bit integers into every target: each target's
+rounding midpoints and their neighbours one unit away in the source, the
+specials, the range edges and a large random sample, against the exact
+reference."""
+
+import zlib
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import check_against_reference, variant_id, variants
+
+import exact
+import numbacast
+
+WIDE_SOURCES = ["float", "double", "int32", "uint32", "int64", "uint64"]
+RANDOM_SAMPLE = 20_000
+
+
+def positive_values(target):
+    """Sorted finite positive values of a target of at most 16 bits (Fractions)."""
+    bits = 16 if target in ("float16", "bfloat16") else 8
+    values = {exact.decode(target, c) for c in range(1 << bits)}
+    return sorted(v.mag for v in values if v.kind == "finite" and v.mag > 0)
+
+
+def float_target_points(target):
+    """A small float target's values, the midpoints between them, the tie
+    just above the largest value and the tie just below the smallest."""
+    values = positive_values(target)
+    if target == "float8e8m0":
+        return values + [v * Fraction(3, 2) for v in values] + [values[0] / 2, values[-1] * 2]
+    mids = [(a + b) / 2 for a, b in zip(values, values[1:])]
+    top_ulp = values[-1] - values[-2]
+    return values + mids + [values[0] / 2, values[-1] + top_ulp / 2, values[-1] + top_ulp]
+
+
+def integer_ties(precision, max_bits, rng, per_length=40):
+    """Integers at and next to the ties of a float of ``precision`` bits."""
+    points = []
+    for length in range(precision + 1, max_bits + 1):
+        shift = length - precision
+        for mantissa in rng.integers(1 << (precision - 1), 1 << precision, per_length).tolist():
+            tie = (mantissa << shift) + (1 << (shift - 1))
+            points += [tie - 1, tie, tie + 1]
+    return points
+
+
+def float32_midpoints(rng, n=4000):
+    """Midpoints between random consecutive float32 values, over every exponent."""
+    bits = rng.integers(0, 0x7F7FFFFF, n, dtype=np.uint32)
+    lows = bits.view(np.float32)
+    highs = np.nextafter(lows, np.float32(np.inf))
+    return [(Fraction(float(a)) + Fraction(float(b))) / 2 for a, b in zip(lows, highs)]
+
+
+def integer_points(target):
+    """Values around the edges of an integer target and around zero."""
+    t = numbacast.resolve(target).format
+    edges = [t.min_value, t.max_value, 0]
+    points = [e + d for e in edges for d in (-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2)]
+    points += [n + 0.5 for n in range(-20, 20)] + [2**k for k in range(70)]
+    return [Fraction(p) for p in points]
+
+
+def target_points(source, target, rng):
+    if target in ("float", "double"):
+        precision = 24 if target == "float" else 53
+        if source in ("float", "double"):
+            return float32_midpoints(rng) if (source, target) == ("double", "float") else []
+        return [Fraction(p) for p in integer_ties(precision, 64, rng)]
+    if target == "bool":
+        return [Fraction(0), Fraction(1, 2**149), Fraction(1, 2)]
+    if numbacast.resolve(target).is_integer:
+        return integer_points(target)
+    return float_target_points(target)
+
+
+def nearby(source, points):
+    """Source values equal or next to +/- each point (within its range)."""
+    dtype = numbacast.resolve(source).storage
+    if dtype.kind == "f":
+        with np.errstate(over="ignore"):  # points beyond the source's range become inf
+            found = np.array([float(p) for p in points] + [-float(p) for p in points], dtype=dtype)
+        inf = dtype.type(np.inf)
+        return np.concatenate([found, np.nextafter(found, inf), np.nextafter(found, -inf)])
+    info = np.iinfo(dtype)
+    ints = {int(p) + d for p in points for d in (-1, 0, 1)}
+    ints |= {-i for i in ints}
+    return np.array(sorted(i for i in ints if info.min <= i <= info.max), dtype=dtype)
+
+
+def specials(source):
+    dtype = numbacast.resolve(source).storage
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+        values = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, info.max, -info.max, info.tiny,
+                  -info.tiny, info.smallest_subnormal, -info.smallest_subnormal, 1.0, -1.0]
+        return np.array(values, dtype=dtype)
+    info = np.iinfo(dtype)
+    return np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1], dtype=dtype)
+
+
+def random_values(source, rng):
+    dtype = numbacast.resolve(source).storage
+    raw = rng.integers(0, 256, RANDOM_SAMPLE * dtype.itemsize, dtype=np.uint8)
+    return raw.view(dtype)
+
+
+@pytest.mark.parametrize("source", WIDE_SOURCES)
+@pytest.mark.parametrize("variant", variants(), ids=variant_id)
+def test_midpoints_neighbours_specials_and_random(source, variant):
+    target, options = variant
+    rng = np.random.default_rng(zlib.crc32(f"{source}->{target}".encode()))
+    x = np.concatenate([nearby(source, target_points(source, target, rng)), specials(source),
+                        random_values(source, rng)])
+    x = np.unique(x.view(f"u{x.dtype.itemsize}")).view(x.dtype)
+    out = numbacast.cast(x, target, **options)
+    codes = x.view(f"u{x.dtype.itemsize}")
+    check_against_reference(source, codes, target, options, out)
