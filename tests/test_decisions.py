@@ -212,3 +212,16 @@ def test_bool_target_zero_is_false_everything_else_true():
     assert cast(np.array([0, 2, -1], np.int64), "bool").tolist() == [False, True, True]
     assert cast(np.array([0x00, 0x80, 0x7F, 0x01], np.uint8).view(ml_dtypes.float8_e4m3fn),
                 "bool").tolist() == [False, False, True, True]
+
+
+def test_float8_fnuz_infinity_is_nan_before_cast_24():
+    """Cast-19..23 give NaN for +/-inf into the FNUZ types even when saturating
+    (the ONNX layer selects this rule by opset); finite overflow still saturates."""
+    from numbacast.api import run
+    from numbacast.conversion import Conversion
+    x = np.array([np.inf, -np.inf, 1e9, -1e9, 1.0], np.float32)
+    for name, max_code in (("float8e4m3fnuz", 0x7F), ("float8e5m2fnuz", 0x7F)):
+        conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(name), True, "up", inf_to_nan=True)
+        out = run(conversion, x).view(np.uint8).tolist()
+        assert out[:4] == [0x80, 0x80, max_code, max_code | 0x80]
+        assert codes(x, name)[:2] == [max_code, max_code | 0x80]  # Cast-24 and later
