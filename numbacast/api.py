@@ -13,7 +13,7 @@ from .registry import resolve
 TABLE_MAX_ITEMSIZE = 2
 
 
-def cast(x, to, *, saturate=True, round_mode="up"):
+def cast(x, to, *, saturate=True, round_mode="up", out=None):
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
     Parameters
@@ -30,17 +30,24 @@ def cast(x, to, *, saturate=True, round_mode="up"):
         inf or NaN.  Other targets ignore it.
     round_mode : {"up", "down", "nearest"}
         How FLOAT8E8M0 rounds; other targets ignore it.
+    out : numpy.ndarray, optional
+        Where to write the result: an array of the shape of ``x`` and exactly
+        the target's storage dtype, writeable, any strides.  Checked before
+        anything is written.
 
     Returns
     -------
     numpy.ndarray
-        A new array of the shape of ``x`` whose dtype is the NumPy storage of
-        ``to`` (ml_dtypes dtypes for bfloat16, float8, float6, float4, int4,
-        uint4, int2 and uint2, one element per byte).
+        ``out``, or a new array of the shape of ``x`` whose dtype is the NumPy
+        storage of ``to`` (ml_dtypes dtypes for bfloat16, float8, float6,
+        float4, int4, uint4, int2 and uint2, one element per byte).
     """
     target = resolve(to)
     conversion = Conversion.make(source_type(x), target, check_saturate(saturate), check_round_mode(round_mode))
-    return run(conversion, np.asarray(x))
+    array = np.asarray(x)
+    if out is not None:
+        check_out(out, array.shape, target)
+    return run(conversion, array, out)
 
 
 def source_type(x):
@@ -66,11 +73,28 @@ def check_round_mode(round_mode):
     raise ValueError(f"round_mode must be one of {', '.join(map(repr, ROUND_MODES))}, not {round_mode!r}")
 
 
-def run(conversion, array):
-    """Apply ``conversion`` to every element of ``array`` into a new array."""
+def check_out(out, shape, target):
+    """TypeError/ValueError unless ``out`` can receive a cast of this shape to ``target``."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+    if out.dtype != target.storage:
+        raise TypeError(f"out has dtype {out.dtype}; a cast to {target.onnx_name} needs dtype {target.storage}")
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}; the input has shape {shape}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+
+
+def run(conversion, array, out=None):
+    """Apply ``conversion`` to every element of ``array``, into ``out`` (checked
+    by :func:`check_out`) or a new array; return that array."""
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
-    out = np.empty(array.shape, conversion.target.storage)
+    if out is not None and (not out.flags.c_contiguous or np.may_share_memory(out, array)):
+        out[...] = run(conversion, array)
+        return out
+    if out is None:
+        out = np.empty(array.shape, conversion.target.storage)
     src = np.ascontiguousarray(array).reshape(-1)
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     if array.dtype.itemsize <= TABLE_MAX_ITEMSIZE:

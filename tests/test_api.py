@@ -111,3 +111,58 @@ def test_output_is_a_new_array():
     assert out is not x and not np.shares_memory(out, x)
     out[0] = 7
     assert x[0] == 1
+
+
+def test_out_receives_the_result_contiguous_or_not():
+    x = np.linspace(-500, 500, 24, dtype=np.float32).reshape(4, 6)
+    expected = cast(x, "float8e4m3fn")
+    out = np.zeros((4, 6), ml_dtypes.float8_e4m3fn)
+    assert cast(x, "float8e4m3fn", out=out) is out
+    assert np.array_equal(out.view(np.uint8), expected.view(np.uint8))
+    big = np.zeros((8, 12), ml_dtypes.float8_e4m3fn)
+    view = big[::2, ::2]
+    assert cast(x, "float8e4m3fn", out=view) is view
+    assert np.array_equal(view.view(np.uint8), expected.view(np.uint8))
+    assert not big.view(np.uint8)[1::2].any() and not big.view(np.uint8)[:, 1::2].any()
+
+
+def test_out_may_be_the_input_itself():
+    x = np.array([1.5, -2.5, 1e9], np.float32)
+    assert cast(x, "float", out=x) is x
+    y = np.array([1, 2, 3], np.int32)
+    as_float = y.view(np.float32)
+    cast(y, "float", out=as_float)
+    assert as_float.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("out,error", [
+    (np.zeros(3, np.float32), TypeError),  # wrong dtype
+    (np.zeros(4, ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
+    (np.zeros((3, 1), ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
+    ([0, 0, 0], TypeError),  # not an array
+    (np.zeros(3, ml_dtypes.float8_e5m2), TypeError),  # another float8
+])
+def test_out_errors_are_raised_before_anything_is_written(out, error):
+    x = np.ones(3, np.float32)
+    before = np.array(out, copy=True) if isinstance(out, np.ndarray) else None
+    with pytest.raises(error, match="out"):
+        cast(x, "float8e4m3fn", out=out)
+    if before is not None:
+        assert np.array_equal(np.asarray(out).view(np.uint8), before.view(np.uint8))
+
+
+def test_read_only_out_is_refused():
+    out = np.zeros(3, np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        cast(np.ones(3), "float", out=out)
+
+
+def test_threads_casting_a_pair_for_the_first_time_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.arange(-70000, 70000, 7, dtype=np.int64) * 12345
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: cast(x, "float8e5m2fnuz", saturate=False), range(8)))
+    expected = cast(x.astype(np.float64), "float8e5m2fnuz", saturate=False)  # exact: |x| < 2**53
+    for result in results:
+        assert np.array_equal(result.view(np.uint8), expected.view(np.uint8))
