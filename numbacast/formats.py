@@ -87,12 +87,6 @@ class FloatFormat:
         """Unbiased exponent of the smallest normal value."""
         return 1 - self.bias
 
-    @property
-    def max_value(self):
-        """The largest finite value, as a Python float (exact)."""
-        e, m = divmod(self.max_code, 1 << self.mantissa_bits)
-        return float(((1 << self.mantissa_bits) + m) * 2.0 ** (e - self.bias - self.mantissa_bits))
-
 
 @dataclass(frozen=True)
 class IntFormat:
