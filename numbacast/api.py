@@ -43,18 +43,16 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         float4, int4, uint4, int2 and uint2, one element per byte).
     """
     target = resolve(to)
-    conversion = Conversion.make(source_type(x), target, check_saturate(saturate), check_round_mode(round_mode))
     array = np.asarray(x)
+    conversion = Conversion.make(source_type(array.dtype), target, check_saturate(saturate),
+                                 check_round_mode(round_mode))
     if out is not None:
         check_out(out, array.shape, target)
     return run(conversion, array, out)
 
 
-def source_type(x):
-    """The ONNX type of the elements of ``x``; TypeError/ValueError when it has none."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        dtype = np.asarray(x).dtype
+def source_type(dtype):
+    """The ONNX type of elements of ``dtype``; TypeError/ValueError when it has none."""
     if dtype.kind in "USO":
         raise TypeError(f"cannot cast an array of dtype {dtype}: numbacast.cast takes bool, integer, float "
                         "and ml_dtypes arrays")
