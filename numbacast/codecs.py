@@ -16,7 +16,7 @@ Rules (see DECISIONS.md):
   sign, except in formats without -0.
 * :func:`e8m0_encoder` picks a power of two by ``round_mode`` (up, down,
   nearest: 2**(k+1) when x >= 1.5 * 2**k), ignoring the sign.
-* :func:`float_decoder` gives the exact value of a code as a float64.
+* :func:`float_decoder` gives the exact value of a code as a float32.
 * :func:`float_to_int` truncates toward zero and saturates (8- to 64-bit
   targets; NaN gives 0) or rounds to nearest even and keeps the low bits
   (4- and 2-bit targets; NaN and inf give 0).
@@ -132,82 +132,115 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
 
 
 @functools.lru_cache(maxsize=None)
-def e8m0_encoder(saturate, round_mode):
-    """``encode(bits) -> code``: the bits of a float64 to FLOAT8E8M0."""
+def e8m0_encoder(source, saturate, round_mode):
+    """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
+    FLOAT64) to FLOAT8E8M0.
+
+    The power of two is read off the exponent field, moved up one for "up"
+    when any mantissa bit is set and for "nearest" when the mantissa is at
+    least one half.  Subnormal float32 sources are first normalised exactly
+    (``(1 + m * 2**-23) - 1``) since their exponent field says nothing.
+    """
     if round_mode not in ROUND_MODES:
         raise ValueError(f"round_mode must be one of {ROUND_MODES}, not {round_mode!r}")
+    uint, real, from_bits = source_arithmetic(source)
     target = formats.FLOAT8E8M0
-    src = formats.FLOAT64
     up, nearest = round_mode == "up", round_mode == "nearest"
-    mant_bits = src.mantissa_bits
-    mant_mask = (1 << mant_bits) - 1
-    half = 1 << (mant_bits - 1)
-    mag_mask = src.magnitude_mask
-    src_inf = src.inf_code
-    nan = target.quiet_nan_code
-    low = 0 if saturate else nan  # zero and values below 2**-127
-    high = target.max_code if saturate else nan  # infinity and values above 2**127
-    offset = target.bias - src.bias
-    max_code = target.max_code
+    mant_bits = uint(source.mantissa_bits)
+    mant_mask = uint((1 << source.mantissa_bits) - 1)
+    half = uint(1 << (source.mantissa_bits - 1))
+    mag_mask = uint(source.magnitude_mask)
+    src_inf = uint(source.inf_code)
+    nan = uint(target.quiet_nan_code)
+    low = uint(0 if saturate else target.quiet_nan_code)  # zero and values below 2**-127
+    high = uint(target.max_code if saturate else target.quiet_nan_code)  # infinity, values above 2**127
+    # Biased exponents are offset by this much; plus 2**15 so that the sum stays unsigned.
+    guard = 1 << 15
+    offset = uint(guard + target.bias - source.bias)
+    lowest_code = uint(guard)
+    max_code = uint(guard + target.max_code)
+    # Source subnormals matter when they reach up to 2**-128 (FLOAT32's do, FLOAT64's don't).
+    normalise_subnormals = source.min_normal_exponent > -target.bias - 1
+    normal_min = uint(1 << source.mantissa_bits)
+    one = real(1.0)
+    one_bits = uint(one.view(uint))
+    subnormal_offset = uint(guard + target.bias - source.bias - (source.bias - 1))
 
     @_jit
     def encode(bits):
-        a = np.int64(bits) & mag_mask
-        mantissa = a & mant_mask
-        k = a >> mant_bits  # biased exponent of the source
+        a = uint(uint(bits) & mag_mask)
+        m = a
+        code_offset = offset
+        if normalise_subnormals and a < normal_min:
+            m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
+            code_offset = subnormal_offset
+        mantissa = uint(m & mant_mask)
+        k = uint(m >> mant_bits)  # biased exponent of the source
         if up:
-            k += np.int64(mantissa != 0)
+            k = uint(k + uint(mantissa != 0))
         elif nearest:
-            k += np.int64(mantissa >= half)
-        code = k + offset
-        if code < 0 or a == 0:
-            code = low
+            k = uint(k + uint(mantissa >= half))
+        code = uint(k + code_offset)
+        result = uint(code - lowest_code)
+        if code < lowest_code or a == 0:
+            result = low
         if code > max_code or a == src_inf:
-            code = high
+            result = high
         if a > src_inf:
-            code = nan
-        return code
+            result = nan
+        return result
 
     return encode
 
 
 @functools.lru_cache(maxsize=None)
 def float_decoder(fmt):
-    """``decode(code) -> float64``: the exact value of a code of ``fmt``.
+    """``decode(code) -> float32``: the exact value of a code of ``fmt``, a
+    format narrower than FLOAT32 (every such format fits in it exactly).
 
-    Bits above the format's width are ignored."""
-    code_mask = (1 << fmt.bits) - 1
-    sign_shift = fmt.sign_shift
+    Bits above the format's width are ignored.  Codes with a non-zero exponent
+    field are moved into place and re-biased; a zero exponent field (a
+    subnormal, or the smallest binade of a format without subnormals) is
+    converted from an integer and scaled by a power of two.
+    """
+    result = formats.FLOAT32
+    uint, real, from_bits = source_arithmetic(result)
+    code_mask = uint((1 << fmt.bits) - 1)
+    sign_shift = uint(fmt.sign_shift)
     signed = fmt.signed
-    mag_mask = fmt.magnitude_mask
-    mant_bits = fmt.mantissa_bits
-    mant_mask = (1 << mant_bits) - 1
-    exp_all_ones = (1 << fmt.exponent_bits) - 1
-    rebias = formats.FLOAT64.bias - fmt.bias
-    widen = formats.FLOAT64.mantissa_bits - mant_bits
-    subnormal_scale = 2.0 ** (fmt.min_normal_exponent - mant_bits)
-    subnormals = fmt.subnormals
-    nan = fmt.nan
-    quiet_nan = formats.FLOAT64.quiet_nan_code
-    f64_inf = formats.FLOAT64.inf_code
+    mag_mask = uint(fmt.magnitude_mask)
+    mant_bits = uint(fmt.mantissa_bits)
+    mant_mask = uint((1 << fmt.mantissa_bits) - 1)
+    exp_all_ones = uint((1 << fmt.exponent_bits) - 1)
+    rebias = uint((result.bias - fmt.bias) << result.mantissa_bits)
+    widen = uint(result.mantissa_bits - fmt.mantissa_bits)
+    # Exponent field 0: (mantissa + implicit bit) * 2**(lowest exponent - mantissa bits).
+    implicit = uint(0 if fmt.subnormals else 1 << fmt.mantissa_bits)
+    lowest_exponent = (1 if fmt.subnormals else 0) - fmt.bias
+    zero_exponent_scale = real(2.0 ** (lowest_exponent - fmt.mantissa_bits))
+    ieee_nan = fmt.nan == formats.NAN_IEEE
+    all_ones_nan = fmt.nan == formats.NAN_ALL_ONES
+    negative_zero_nan = fmt.nan == formats.NAN_NEGATIVE_ZERO
+    quiet_nan = uint(result.quiet_nan_code).view(real)
+    infinity = uint(result.inf_code).view(real)
+    result_sign_shift = uint(result.sign_shift)
 
     @_jit
     def decode(code):
-        c = np.int64(code) & code_mask
-        a = c & mag_mask
-        exponent = a >> mant_bits
-        mantissa = a & mant_mask
-        bits = ((exponent + rebias) << 52) | (mantissa << widen)
-        if subnormals and exponent == 0:
-            bits = np.int64(float_bits(np.float64(mantissa) * subnormal_scale))
-        if nan == formats.NAN_IEEE and exponent == exp_all_ones:
-            bits = quiet_nan if mantissa != 0 else f64_inf
-        if nan == formats.NAN_ALL_ONES and a == mag_mask:
-            bits = quiet_nan
-        if nan == formats.NAN_NEGATIVE_ZERO and c == (1 << sign_shift):
-            bits = quiet_nan
+        c = uint(uint(code) & code_mask)
+        a = uint(c & mag_mask)
+        exponent = uint(a >> mant_bits)
+        value = from_bits(uint(uint(a << widen) + rebias))
+        if exponent == 0:
+            value = real(uint(a | implicit)) * zero_exponent_scale
+        if ieee_nan and exponent == exp_all_ones:
+            value = quiet_nan if (a & mant_mask) != 0 else infinity
+        if all_ones_nan and a == mag_mask:
+            value = quiet_nan
+        if negative_zero_nan and c == uint(uint(1) << sign_shift):
+            value = quiet_nan
         negative = signed and (c >> sign_shift) != 0
-        return float64_from_bits(np.uint64(bits) | (np.uint64(negative) << np.uint64(63)))
+        return from_bits(uint(float_bits(value) | uint(uint(negative) << result_sign_shift)))
 
     return decode
 

@@ -121,7 +121,7 @@ def source_stage(source: OnnxType):
     if source is DOUBLE:
         return "f64", _identity
     if source.is_float:
-        return "f64", codecs.float_decoder(source.format)
+        return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:
         return "int", _small_int_decoder(source.format)
     return "int", _identity if source.bits == 64 else _to_int64
@@ -157,15 +157,17 @@ def target_stage(kind, source_bits, conversion):
             return _jit(lambda x: np.int64(x) & mask) if fmt.bits < 8 else _identity
         to_int = codecs.float_to_int(fmt)
         return _jit(lambda x: to_int(np.float64(x)))
-    # A float format other than FLOAT and DOUBLE: round from float32 or float64 bits.
-    if target is E8M0:
-        encode64 = codecs.e8m0_encoder(conversion.saturate, conversion.round_mode)
-        encode32 = None
-    else:
-        encode64 = codecs.float_encoder(formats.FLOAT64, fmt, conversion.saturate, conversion.inf_to_nan)
-        encode32 = codecs.float_encoder(formats.FLOAT32, fmt, conversion.saturate, conversion.inf_to_nan)
-    if kind == "f32" and encode32 is not None:
+
+    def encoder(source):
+        """Rounds from float32 or float64 bits to a float target other than FLOAT and DOUBLE."""
+        if target is E8M0:
+            return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode)
+        return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan)
+
+    if kind == "f32":
+        encode32 = encoder(formats.FLOAT32)
         return _jit(lambda x: encode32(float_bits(x)))
+    encode64 = encoder(formats.FLOAT64)
     if kind == "int" and source_bits == 64:
         to_float = codecs.int_to_float64
         return _jit(lambda x: encode64(float_bits(to_float(x))))
