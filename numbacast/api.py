@@ -104,13 +104,11 @@ def run(conversion, array, out=None):
 
 def uses_table(conversion):
     """Whether ``conversion`` looks its results up in :func:`table` rather
-    than computing them: for sources of at most 16 bits, except narrow floats
-    into FLOAT and DOUBLE, which a few vector instructions decode faster than
-    a lookup."""
-    source = conversion.source
-    if source.is_float and conversion.target in (FLOAT, DOUBLE):
+    than computing them: for sources of at most 16 bits, except into FLOAT
+    and DOUBLE, which a few vector instructions compute faster than a lookup."""
+    if conversion.target in (FLOAT, DOUBLE):
         return False
-    return source.storage.itemsize <= TABLE_MAX_ITEMSIZE
+    return conversion.source.storage.itemsize <= TABLE_MAX_ITEMSIZE
 
 
 @functools.lru_cache(maxsize=None)

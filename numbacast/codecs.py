@@ -154,17 +154,16 @@ def e8m0_encoder(source, saturate, round_mode):
     nan = uint(target.quiet_nan_code)
     low = uint(0 if saturate else target.quiet_nan_code)  # zero and values below 2**-127
     high = uint(target.max_code if saturate else target.quiet_nan_code)  # infinity, values above 2**127
-    # Biased exponents are offset by this much; plus 2**15 so that the sum stays unsigned.
-    guard = 1 << 15
-    offset = uint(guard + target.bias - source.bias)
-    lowest_code = uint(guard)
-    max_code = uint(guard + target.max_code)
+    # Codes below zero wrap around to the upper half of the unsigned range.
+    offset = uint((target.bias - source.bias) % (1 << source.bits))
+    wrapped = uint(1 << (source.bits - 1))
+    max_code = uint(target.max_code)
     # Source subnormals matter when they reach up to 2**-128 (FLOAT32's do, FLOAT64's don't).
     normalise_subnormals = source.min_normal_exponent > -target.bias - 1
     normal_min = uint(1 << source.mantissa_bits)
     one = real(1.0)
     one_bits = uint(one.view(uint))
-    subnormal_offset = uint(guard + target.bias - source.bias - (source.bias - 1))
+    subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
 
     @_jit
     def encode(bits):
@@ -181,10 +180,12 @@ def e8m0_encoder(source, saturate, round_mode):
         elif nearest:
             k = uint(k + uint(mantissa >= half))
         code = uint(k + code_offset)
-        result = uint(code - lowest_code)
-        if code < lowest_code or a == 0:
+        result = code
+        if code > max_code:
+            result = high
+        if (code >= wrapped) | (a == 0):
             result = low
-        if code > max_code or a == src_inf:
+        if a == src_inf:
             result = high
         if a > src_inf:
             result = nan
