@@ -2,10 +2,11 @@
 
 :func:`numbacast.cast` hands a ``dask.array.Array`` to :func:`cast_lazily`
 after checking every argument, so a bad target, option or source dtype raises
-at the call, not at ``compute()``.  The result is a Dask array with the chunks
-of the input and the target's storage dtype; each chunk is cast by
-:func:`cast_block` in whatever process computes it (a thread, a process, a
-``dask.distributed`` worker), which loads the compiled kernel from the disk
+at the call, not at ``compute()``.  The result is a Dask array of NumPy chunks,
+with the chunks of the input and the target's storage dtype.  Each chunk
+(anything ``numpy.asarray`` accepts, cast from its own dtype) is cast by
+:func:`cast_block` in whatever process computes it -- the caller's, or a
+``dask.distributed`` worker, which loads the compiled kernel from the disk
 cache like any other process.
 
 Within one process chunks are cast one at a time, each by all of Numba's
@@ -34,8 +35,6 @@ def cast_lazily(x, target, saturate, round_mode, out):
         raise TypeError("out= cannot be used with a Dask array: numbacast.cast returns a lazy Dask array; compute "
                         "it, or write it into your array with dask.array.store(result, out)")
     source_type(x.dtype)
-    if not isinstance(x._meta, np.ndarray):
-        raise TypeError(f"numbacast.cast takes Dask arrays of NumPy chunks, not of {type(x._meta).__name__}")
     storage = target.storage
     return x.map_blocks(cast_block, to=target.id, saturate=saturate, round_mode=round_mode, dtype=storage,
                         meta=np.empty((0,) * x.ndim, storage), token=f"numbacast-cast-{target.name}")
