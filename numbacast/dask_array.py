@@ -52,6 +52,6 @@ def refuse_dask(x, what):
     if is_dask_array(x):
         raise TypeError(
             f"{what} does not take Dask arrays: it packs the whole array into one byte string, and a chunk "
-            "whose length is not a multiple of the elements per byte shares its last byte with the next chunk. "
-            f"Compute the array first ({what}(x.compute(), ...)), or pack each chunk yourself with "
-            "x.map_blocks(...) when every chunk's size is a multiple of the elements per byte")
+            "whose size is not a multiple of the elements per packed group (2 for 4-bit types, 4 for 2- and 6-bit "
+            f"types) shares bytes with the next chunk. Compute the array first ({what}(x.compute(), ...)), or, "
+            "when every chunk's size is such a multiple, pack each chunk yourself with x.map_blocks(...)")
