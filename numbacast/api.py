@@ -1,6 +1,7 @@
 """The public NumPy-level function :func:`cast`."""
 
 import functools
+import sys
 
 import numpy as np
 
@@ -33,22 +34,34 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
     out : numpy.ndarray, optional
         Where to write the result: an array of the shape of ``x`` and exactly
         the target's storage dtype, writeable, any strides.  Checked before
-        anything is written.
+        anything is written.  Not with a Dask array.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or dask.array.Array
         ``out``, or a new array of the shape of ``x`` whose dtype is the NumPy
         storage of ``to`` (ml_dtypes dtypes for bfloat16, float8, float6,
-        float4, int4, uint4, int2 and uint2, one element per byte).
+        float4, int4, uint4, int2 and uint2, one element per byte).  For a
+        Dask array ``x``, a lazy Dask array with the same chunks (see
+        :mod:`numbacast.dask_array`); every argument is checked at the call.
     """
     target = resolve(to)
+    saturate, round_mode = check_saturate(saturate), check_round_mode(round_mode)
+    if is_dask_array(x):
+        from .dask_array import cast_lazily  # imports this module
+        return cast_lazily(x, target, saturate, round_mode, out)
     array = np.asarray(x)
-    conversion = Conversion.make(source_type(array.dtype), target, check_saturate(saturate),
-                                 check_round_mode(round_mode))
+    conversion = Conversion.make(source_type(array.dtype), target, saturate, round_mode)
     if out is not None:
         check_out(out, array.shape, target)
     return run(conversion, array, out)
+
+
+def is_dask_array(x):
+    """True when ``x`` is a ``dask.array.Array``; never imports Dask (if
+    ``dask.array`` is not imported, ``x`` cannot be one)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(x, getattr(dask_array, "Array", ()))
 
 
 def source_type(dtype):
