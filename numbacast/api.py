@@ -7,7 +7,7 @@ import numpy as np
 
 from .codecs import ROUND_MODES
 from .conversion import DOUBLE, FLOAT, INT64, Conversion, kernel_dtype
-from .kernels import NO_TABLE, cast_kernel
+from .kernels import NO_TABLE, launch
 from .registry import resolve
 
 #: Sources of at most this many bytes are converted through a table of all their codes.
@@ -109,9 +109,9 @@ def run(conversion, array, out=None):
     src = np.ascontiguousarray(array).reshape(-1)
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     if uses_table(conversion):
-        cast_kernel(src.view(f"u{array.dtype.itemsize}"), dst, None, table(conversion))
+        launch(src.view(f"u{array.dtype.itemsize}"), dst, None, table(conversion))
     else:
-        cast_kernel(src.view(kernel_dtype(conversion.source)), dst, conversion, NO_TABLE)
+        launch(src.view(kernel_dtype(conversion.source)), dst, conversion, NO_TABLE)
     return out
 
 
@@ -135,9 +135,9 @@ def table(conversion):
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
     wide = DOUBLE if source.is_float else INT64
     values = np.empty(codes.shape, wide.storage)
-    cast_kernel(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE)
+    launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE)
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
     options = dict(saturate=conversion.saturate, round_mode=conversion.round_mode, inf_to_nan=conversion.inf_to_nan)
-    cast_kernel(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE)
+    launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE)
     result.flags.writeable = False
     return result

@@ -9,23 +9,16 @@ with the chunks of the input and the target's storage dtype.  Each chunk
 ``dask.distributed`` worker, which loads the compiled kernel from the disk
 cache like any other process.
 
-Within one process chunks are cast one at a time, each by all of Numba's
-threads: Dask's threads would otherwise start parallel kernels side by side,
-which oversubscribes the cores and aborts Numba's ``workqueue`` threading
-layer (it does not allow concurrent launches).
+Within one process, chunks large enough for a parallel kernel are cast one
+at a time, each by all of Numba's threads (see :func:`numbacast.kernels.launch`).
 
 numbacast never imports Dask itself; this module is imported by
 :func:`numbacast.cast` when it first sees a Dask array.
 """
 
-import threading
-
 import numpy as np
 
 from .api import cast, is_dask_array, source_type
-
-#: Held while a chunk is cast, so that chunks of one process are cast one at a time.
-_KERNEL_LOCK = threading.Lock()
 
 
 def cast_lazily(x, target, saturate, round_mode, out):
@@ -42,8 +35,7 @@ def cast_lazily(x, target, saturate, round_mode, out):
 
 def cast_block(block, to, saturate, round_mode):
     """One chunk of :func:`cast_lazily`: ``numbacast.cast(block, to, ...)``."""
-    with _KERNEL_LOCK:
-        return cast(block, to, saturate=saturate, round_mode=round_mode)
+    return cast(block, to, saturate=saturate, round_mode=round_mode)
 
 
 def refuse_dask(x, what):

@@ -13,7 +13,14 @@ and array types -- on first use, and caches the machine code on disk
 (:mod:`numbacast.cache`).  Arrays shorter than :data:`PARALLEL_MIN` are
 converted on the calling thread; longer ones are split over Numba's thread
 pool (``numba.set_num_threads``).
+
+From Python, call :func:`launch`: it runs one parallel kernel at a time per
+process.  Numba's ``workqueue`` threading layer aborts the process when two
+threads start parallel work at once, and every layer would oversubscribe the
+cores.
 """
+
+import threading
 
 import numpy as np
 from numba import prange, types
@@ -51,3 +58,15 @@ def cast_kernel(src, dst, conversion, table):
     else:
         for i in prange(n):
             dst[i] = convert_element(src[i], conversion, table)
+
+
+_PARALLEL_LAUNCH = threading.Lock()
+
+
+def launch(src, dst, conversion, table):
+    """:func:`cast_kernel` from Python, any thread: parallel runs take turns."""
+    if src.size < PARALLEL_MIN:
+        cast_kernel(src, dst, conversion, table)
+    else:
+        with _PARALLEL_LAUNCH:
+            cast_kernel(src, dst, conversion, table)

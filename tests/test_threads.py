@@ -106,3 +106,22 @@ def test_kernels_run_on_the_allowed_threads_only(pool, settings, expected):
         pytest.skip(f"Numba's OpenMP threading layer is not available: {result['skip']}")
     assert result["layer"] == "omp" and result["pool"] == pool
     assert [("some" if n > 0 else 0) for n in result["ran"]] == expected, result
+
+
+def test_python_threads_casting_large_arrays_at_once_under_workqueue():
+    """Numba's workqueue layer aborts the process when two threads start
+    parallel work at once: numbacast's parallel kernels take turns."""
+    code = textwrap.dedent(f"""
+        import json
+        from concurrent.futures import ThreadPoolExecutor
+        import numba, numpy as np, numbacast
+        x = np.arange(4 * {PARALLEL_MIN}, dtype=np.float32) / 7
+        expected = numbacast.cast(x, "float8e4m3fn").view(np.uint8)
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: numbacast.cast(x, "float8e4m3fn").view(np.uint8), range(16)))
+        print(json.dumps([numba.threading_layer(), all(np.array_equal(r, expected) for r in results)]))
+    """)
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                               env=dict(os.environ, PYTHONPATH=str(REPO), NUMBA_THREADING_LAYER="workqueue"))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == ["workqueue", True]
