@@ -35,6 +35,7 @@ SATURATING = frozenset(resolve(n) for n in ("float8e4m3fn", "float8e4m3fnuz", "f
 E8M0 = resolve("float8e8m0")
 
 
+@functools.lru_cache(maxsize=None)
 def kernel_dtype(t: OnnxType):
     """The NumPy dtype a kernel reads and writes for type ``t``.
 
@@ -86,6 +87,7 @@ class ConversionType(types.Type):
 
 
 @typeof_impl.register(Conversion)
+@functools.lru_cache(maxsize=None)
 def _typeof_conversion(value, context):
     return ConversionType(value)
 

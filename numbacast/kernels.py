@@ -23,7 +23,7 @@ cores.
 import threading
 
 import numpy as np
-from numba import prange, types
+from numba import prange, typeof, types
 from numba.extending import overload
 
 from .cache import cached_njit
@@ -62,11 +62,33 @@ def cast_kernel(src, dst, conversion, table):
 
 _PARALLEL_LAUNCH = threading.Lock()
 
+#: Compiled entry points of :func:`cast_kernel` by :func:`_signature_key`:
+#: calling one skips the dispatcher's type matching (most of a small call's cost).
+_ENTRY_POINTS = {}
+
+
+def _signature_key(src, dst, conversion, table):
+    """What selects a compiled :func:`cast_kernel` for these (1-D, C-contiguous) arguments."""
+    return (conversion, src.dtype, src.flags.writeable, src.flags.aligned, dst.dtype, dst.flags.aligned,
+            table.dtype, table.flags.writeable)
+
+
+def _entry_point(src, dst, conversion, table):
+    key = _signature_key(src, dst, conversion, table)
+    entry = _ENTRY_POINTS.get(key)
+    if entry is None:
+        cast_kernel.compile(tuple(typeof(arg) for arg in (src, dst, conversion, table)))
+        signature = tuple(typeof(arg) for arg in (src, dst, conversion, table))
+        entry = _ENTRY_POINTS[key] = cast_kernel.overloads[signature].entry_point
+    return entry
+
 
 def launch(src, dst, conversion, table):
-    """:func:`cast_kernel` from Python, any thread: parallel runs take turns."""
+    """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays:
+    parallel runs take turns."""
+    kernel = _entry_point(src, dst, conversion, table)
     if src.size < PARALLEL_MIN:
-        cast_kernel(src, dst, conversion, table)
+        kernel(src, dst, conversion, table)
     else:
         with _PARALLEL_LAUNCH:
-            cast_kernel(src, dst, conversion, table)
+            kernel(src, dst, conversion, table)

@@ -13,9 +13,11 @@ import numpy as np
 from . import formats as f
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OnnxType:
-    """One ONNX ``TensorProto.DataType`` and how numbacast stores it."""
+    """One ONNX ``TensorProto.DataType`` and how numbacast stores it.
+
+    There is one instance per type (compared by identity)."""
 
     id: int
     name: str  # canonical lower-case ONNX name, e.g. "float8e4m3fn"
@@ -107,6 +109,8 @@ def resolve(spec):
     """
     if isinstance(spec, OnnxType):
         return spec
+    if isinstance(spec, np.dtype) and spec in BY_DTYPE:
+        return BY_DTYPE[spec]
     if spec is None or isinstance(spec, (bool, np.bool_, float)):
         raise TypeError(f"a type must be a name, an ONNX id or a dtype, not {spec!r}; expected {accepted_names()}")
     if isinstance(spec, (int, np.integer)):
