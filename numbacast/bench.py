@@ -263,7 +263,7 @@ def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
     size = args.size or (QUICK_SIZE if args.quick else DEFAULT_SIZE)
-    repeat = args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT)
+    repeat = (QUICK_REPEAT if args.quick else DEFAULT_REPEAT) if args.repeat is None else args.repeat
     if repeat < 1:
         p.error(f"--repeat must be at least 1, not {repeat}")
     try:
