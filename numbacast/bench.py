@@ -23,7 +23,7 @@ import tracemalloc
 from dataclasses import dataclass
 from importlib import metadata
 
-import numpy as np
+from numba import config, get_num_threads, set_num_threads
 
 from . import baselines
 from .api import cast
@@ -250,6 +250,8 @@ def parser():
                                                   f"{QUICK_SIZE >> 20}M with --quick); suffixes k and M")
     p.add_argument("--repeat", type=int, help=f"timed runs per cast, after a warm-up; the median is kept "
                                               f"(default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)")
+    p.add_argument("--threads", type=int, help="threads for numbacast (numba.set_num_threads) and for PyTorch "
+                                               "and onnxruntime (default: Numba's)")
     p.add_argument("--pairs", default="", help="comma-separated pairs 'A->B' or types 'A' (ONNX names): only "
                                                "the rows of those pairs or involving those types")
     p.add_argument("--groups", default="", help=f"comma-separated groups to run, of: {', '.join(GROUP_KEYS)}")
@@ -266,6 +268,10 @@ def main(argv=None):
     repeat = (QUICK_REPEAT if args.quick else DEFAULT_REPEAT) if args.repeat is None else args.repeat
     if repeat < 1:
         p.error(f"--repeat must be at least 1, not {repeat}")
+    if args.threads is not None:
+        if not 1 <= args.threads <= config.NUMBA_NUM_THREADS:
+            p.error(f"--threads must be from 1 to {config.NUMBA_NUM_THREADS}, not {args.threads}")
+        set_num_threads(args.threads)
     try:
         wanted = parse_pairs(args.pairs)
     except (ValueError, TypeError) as error:
@@ -299,8 +305,6 @@ def main(argv=None):
 
 
 def describe_run(size, repeat):
-    from numba import get_num_threads
-
     return (f"numbacast bench: {size:,} elements per cast, {get_num_threads()} Numba threads, "
             f"median of {repeat} runs after a warm-up\n" + versions())
 

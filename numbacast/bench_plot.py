@@ -1,8 +1,9 @@
 """``python -m numbacast bench --plot FILE.png``: the bench table as bar charts.
 
-One panel per group of rows: a bar per pair with its ratio, green where it
-meets the target and red where it falls short, and the target as a dashed
-line.  Speed-up panels use a logarithmic scale.  Needs matplotlib.
+One panel per group of rows: a bar per pair with its ratio (or numbacast's
+own figure where the target bounds it), green where it meets the target and
+red where it falls short, and the target as a dashed line.  Speed-up panels
+use a logarithmic scale.  Needs matplotlib.
 """
 
 
@@ -27,20 +28,19 @@ def plot(results, path, title):
     figure, axes = pyplot.subplots(len(panels), 1, figsize=(9, 1.2 + sum(heights)), squeeze=False,
                                    gridspec_kw={"height_ratios": heights})
     for ax, (group, rows) in zip(axes[:, 0], panels):
-        labels = [row.pair for row in rows]
-        ratios = [row.ratio for row in rows]
+        values = [row.ours if group.target.on_value else row.ratio for row in rows]
         colours = ["tab:green" if row.result == "PASS" else "tab:red" for row in rows]
-        ax.barh(range(len(rows)), ratios, color=colours)
-        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        ax.barh(range(len(rows)), values, color=colours)
+        ax.set_yticks(range(len(rows)), [row.pair for row in rows], fontsize=7)
         ax.invert_yaxis()
-        if not group.target.on_value:
-            ax.axvline(group.target.limit, color="black", linestyle="--", linewidth=1)
+        ax.axvline(group.target.limit, color="black", linestyle="--", linewidth=1)
         if group.speedup:
             ax.set_xscale("log")
-        ax.set_title(f"{group.title}\nratio = {group.ratio.format(group.reference)}, target {group.target}",
-                     fontsize=8, loc="left")
+        shown = f"numbacast ({group.unit})" if group.target.on_value else group.ratio.format(group.reference)
+        ax.set_title(f"{group.title}\n{shown}, target {group.target}", fontsize=8, loc="left")
         ax.tick_params(axis="x", labelsize=7)
-    figure.suptitle(title, fontsize=8)
-    figure.tight_layout()
+    top_inches = 0.5
+    figure.suptitle(title, fontsize=8, y=1 - 0.1 / figure.get_figheight())
+    figure.tight_layout(rect=(0, 0, 1, 1 - top_inches / figure.get_figheight()))
     figure.savefig(path, dpi=110)
     pyplot.close(figure)

@@ -65,6 +65,7 @@ def test_command_line_dispatch(capsys):
     (["--size", "lots"], "--size must be an even number"),
     (["--size", "3"], "--size must be an even number"),
     (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--threads", "0"], "--threads must be from 1 to"),
 ])
 def test_bad_arguments(capsys, args, message):
     with pytest.raises(SystemExit) as exit_:
