@@ -17,6 +17,7 @@ for optional libraries run only where the library is installed.
 """
 
 import argparse
+import re
 import statistics
 import time
 import tracemalloc
@@ -204,7 +205,7 @@ def format_row(group, row):
     def amount(value):
         return "-" if value is None else f"{value:.3g} {group.unit}" if value < 100 else f"{value:.0f} {group.unit}"
 
-    ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
+    ratio = "-" if row.ratio is None else f"{row.ratio:.3g}"
     return format_line([row.pair, amount(row.ours), amount(row.theirs), ratio, str(group.target), row.result])
 
 
@@ -222,13 +223,9 @@ def selected_pairs(group, wanted):
 
 
 def parse_pairs(text):
-    """``"float->int4,bfloat16"`` -> ((FLOAT, INT4), (BFLOAT16,)): pairs or single types."""
-    if not text:
-        return ()
-    wanted = []
-    for item in text.split(","):
-        wanted.append(tuple(resolve(name.strip()) for name in item.split("->")))
-    return tuple(wanted)
+    """``"float:int4,bfloat16"`` -> ((FLOAT, INT4), (BFLOAT16,)): pairs (``A:B`` or
+    ``A->B``) or single types."""
+    return tuple(tuple(resolve(name) for name in re.split("->|:", item)) for item in text.split(",") if text)
 
 
 def parse_size(text):
@@ -252,8 +249,8 @@ def parser():
                                               f"(default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)")
     p.add_argument("--threads", type=int, help="threads for numbacast (numba.set_num_threads) and for PyTorch "
                                                "and onnxruntime (default: Numba's)")
-    p.add_argument("--pairs", default="", help="comma-separated pairs 'A->B' or types 'A' (ONNX names): only "
-                                               "the rows of those pairs or involving those types")
+    p.add_argument("--pairs", default="", help="comma-separated pairs 'A:B' (or 'A->B', quoted) or types 'A' "
+                                               "(ONNX names): only the rows of those pairs or involving those types")
     p.add_argument("--groups", default="", help=f"comma-separated groups to run, of: {', '.join(GROUP_KEYS)}")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the ratios to this image (needs matplotlib)")
     p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
