@@ -6,17 +6,14 @@ from numbacast.bench import DEFAULT_SIZE
 from . import PACKED_PAIRS, THROUGHPUT_PAIRS
 
 
-class Cast:
-    """``numbacast.cast`` of 16M elements; ``time_trivial_kernel`` is the practical limit."""
+class _Throughput:
+    """Times the cast and the trivial kernel that ``casts(source, target, size)`` makes for each pair."""
 
-    params = [list(THROUGHPUT_PAIRS)]
     param_names = ["pair"]
     timeout = 300
 
     def setup(self, pair):
-        source, target = THROUGHPUT_PAIRS[pair]
-        self.cast = baselines.numbacast_cast(source, target, DEFAULT_SIZE)
-        self.trivial = baselines.trivial_cast(source, target, DEFAULT_SIZE)
+        self.cast, self.trivial = self.casts(*self.pairs[pair], DEFAULT_SIZE)
         self.cast(), self.trivial()  # compile, or load from the disk cache
 
     def time_cast(self, pair):
@@ -26,24 +23,27 @@ class Cast:
         self.trivial()
 
 
-class PackedCast:
+class Cast(_Throughput):
+    """``numbacast.cast`` of 16M elements; ``time_trivial_kernel`` is the practical limit."""
+
+    pairs = THROUGHPUT_PAIRS
+    params = [list(pairs)]
+
+    @staticmethod
+    def casts(source, target, size):
+        return baselines.numbacast_cast(source, target, size), baselines.trivial_cast(source, target, size)
+
+
+class PackedCast(_Throughput):
     """FLOAT to packed bytes and back, 16M elements (skipped without the packed path)."""
 
-    params = [list(PACKED_PAIRS)]
-    param_names = ["pair"]
-    timeout = 300
+    pairs = PACKED_PAIRS
+    params = [list(pairs)]
 
-    def setup(self, pair):
-        source, target = PACKED_PAIRS[pair]
+    @staticmethod
+    def casts(source, target, size):
         try:
-            self.cast = baselines.packed_cast(source, target, DEFAULT_SIZE)
+            packed = baselines.packed_cast(source, target, size)
         except baselines.Unavailable as reason:
             raise NotImplementedError(str(reason)) from None
-        self.trivial = baselines.trivial_packed_cast(source, target, DEFAULT_SIZE)
-        self.cast(), self.trivial()
-
-    def time_cast(self, pair):
-        self.cast()
-
-    def time_trivial_kernel(self, pair):
-        self.trivial()
+        return packed, baselines.trivial_packed_cast(source, target, size)

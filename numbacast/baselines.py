@@ -127,8 +127,8 @@ def packed_cast(source, target, size):
         raise Unavailable("packed path not available")
     x = sample(FLOAT, size)
     if source is FLOAT:
-        return lambda: cast(x, target, packed=True)
-    data = cast(x, source, packed=True)
+        return lambda: numbacast.cast(x, target, packed=True)
+    data = numbacast.cast(x, source, packed=True)
     return lambda: numbacast.unpack(data, source, x.shape, to=FLOAT)
 
 
