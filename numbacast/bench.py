@@ -1,5 +1,6 @@
 """``python -m numbacast bench``: numbacast's speed beside the practical limit
-and beside NumPy, ml_dtypes, PyTorch and onnxruntime, against issue 5's targets.
+and beside NumPy, ml_dtypes, PyTorch and onnxruntime, against the project's
+speed targets.
 
 Each group of rows is one target.  A timed row runs numbacast's cast and the
 group's reference cast once each to warm up (compiling and touching memory),
@@ -11,7 +12,7 @@ then ``--repeat`` times each, alternately, and compares the medians:
   numbacast's, a speed-up (higher is better).
 
 Call overhead is the median time of many warm calls on a 1-element array;
-peak memory is the largest allocation tracemalloc sees during a cast of a
+peak memory is the peak of what tracemalloc traces during a cast of a
 ``--size`` array that already exists, over the output's size.  The baselines
 for optional libraries run only where the library is installed.
 """
