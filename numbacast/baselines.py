@@ -1,0 +1,220 @@
+"""The casts ``python -m numbacast bench`` times, numbacast's and the others'.
+
+Each ``*_cast(source, target, size)`` function prepares everything a cast
+needs (input array, tensors, sessions) and returns a callable of no argument
+doing one cast of ``size`` elements, so that only the cast is timed.  A
+baseline that cannot run a pair on this machine raises :class:`Unavailable`
+with the reason.
+
+The trivial kernels are the practical limit: parallel Numba loops that read
+every input element and write one output element of the target's width (or,
+packed, one byte per two float32) with no more work than a truncating copy of
+the low bits.  Like every cast timed here they allocate their output.
+"""
+
+import functools
+import importlib
+
+import numpy as np
+from numba import get_num_threads, prange
+
+from .api import cast
+from .cache import cached_njit
+from .registry import resolve
+
+FLOAT = resolve("float")
+
+
+class Unavailable(Exception):
+    """This cast cannot be run here; the message says why."""
+
+
+@functools.lru_cache(maxsize=None)
+def sample(t, size):
+    """``size`` elements of type ``t`` for timing (read-only).
+
+    Floats are standard normal, as machine-learning data mostly is; integers
+    and bools are uniform over their storage; the narrow types hold the cast
+    of the normal FLOAT sample.
+    """
+    rng = np.random.default_rng(size)
+    if t.name in ("float", "double"):
+        values = rng.standard_normal(size, dtype=np.float64 if t.name == "double" else np.float32)
+    elif t.is_bool:
+        values = rng.integers(0, 2, size, dtype=np.uint8).view(np.bool_)
+    elif t.is_integer and t.bits >= 8:
+        values = rng.integers(np.iinfo(t.storage).min, np.iinfo(t.storage).max, size, dtype=t.storage,
+                              endpoint=True)
+    else:
+        values = cast(sample(FLOAT, size), t)
+    values.flags.writeable = False
+    return values
+
+
+def codes(array):
+    """The storage of ``array`` as unsigned integers of its item size."""
+    return array.view(f"u{array.dtype.itemsize}")
+
+
+def numbacast_cast(source, target, size):
+    x = sample(source, size)
+    return lambda: cast(x, target)
+
+
+def astype_cast(source, target, size):
+    """NumPy's ``astype`` (ml_dtypes' for the ml_dtypes types)."""
+    x = sample(source, size)
+    return lambda: x.astype(target.storage)
+
+
+@cached_njit(parallel=True, nogil=True)
+def copy_low_bits(src, dst):
+    for i in prange(src.size):
+        dst[i] = src[i]
+
+
+@cached_njit(parallel=True, nogil=True)
+def pack_pairs(src, dst):
+    for i in prange(dst.size):
+        dst[i] = (src[2 * i] & 15) | ((src[2 * i + 1] & 15) << 4)
+
+
+@cached_njit(parallel=True, nogil=True)
+def unpack_pairs(src, dst):
+    for i in prange(src.size):
+        dst[2 * i] = src[i] & 15
+        dst[2 * i + 1] = src[i] >> 4
+
+
+def trivial_cast(source, target, size):
+    """The trivial kernel: as many bytes read and written as a cast."""
+    x = codes(sample(source, size))
+    out_dtype = np.dtype(f"u{target.storage.itemsize}")
+
+    def run():
+        out = np.empty(x.size, out_dtype)
+        copy_low_bits(x, out)
+        return out
+
+    return run
+
+
+def trivial_packed_cast(source, target, size):
+    """The trivial kernel of a packed cast: 2 float32 to one byte, or back."""
+    if source is FLOAT:
+        x = codes(sample(FLOAT, size))
+
+        def run():
+            out = np.empty(x.size // 2, np.uint8)
+            pack_pairs(x, out)
+            return out
+    else:
+        x = codes(sample(source, size))[: size // 2]
+
+        def run():
+            out = np.empty(2 * x.size, np.uint32)
+            unpack_pairs(x, out)
+            return out
+
+    return run
+
+
+def packed_cast(source, target, size):
+    """numbacast's fused packed path: FLOAT to packed bytes, or packed bytes to FLOAT."""
+    import numbacast
+
+    if not hasattr(numbacast, "unpack"):
+        raise Unavailable("packed path not available")
+    x = sample(FLOAT, size)
+    if source is FLOAT:
+        return lambda: numbacast.cast(x, target, packed=True)
+    data = numbacast.cast(x, source, packed=True)
+    return lambda: numbacast.unpack(data, source, x.shape, to=FLOAT)
+
+
+def numpy_native(t):
+    """Whether NumPy itself has ``t``'s storage dtype (not ml_dtypes)."""
+    return t.storage.isbuiltin == 1
+
+
+def optional_module(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise Unavailable(f"{name} not installed") from None
+
+
+@functools.lru_cache(maxsize=None)
+def torch_module():
+    """torch, with as many threads as Numba uses."""
+    torch = optional_module("torch")
+    torch.set_num_threads(get_num_threads())
+    return torch
+
+
+def torch_cast(source, target, size):
+    """PyTorch CPU ``tensor.to(dtype)`` from a tensor over a NumPy input."""
+    torch = torch_module()
+    x = sample(source, size).copy()  # writeable, as torch wants
+    dtype = torch_dtype(torch, target)
+    if numpy_native(source):
+        tensor = torch.from_numpy(x)
+    else:
+        tensor = torch.from_numpy(x.view(f"i{x.dtype.itemsize}")).view(torch_dtype(torch, source))
+    return lambda: tensor.to(dtype)
+
+
+def torch_dtype(torch, t):
+    name = {"float": "float32", "double": "float64", "float8e4m3fn": "float8_e4m3fn",
+            "float8e4m3fnuz": "float8_e4m3fnuz", "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz",
+            "float8e8m0": "float8_e8m0fnu"}.get(t.name, t.name)
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise Unavailable(f"torch has no {t.onnx_name}")
+    return dtype
+
+
+#: ONNX opsets tried, newest first, for a one-node Cast model.
+ORT_OPSETS = (25, 24, 23, 21, 19)
+
+
+def onnxruntime_cast(source, target, size):
+    """onnxruntime's CPU Cast: a one-node model, input and output kept as OrtValues.
+
+    The input is a NumPy array handed to onnxruntime as is (its raw codes with
+    the ONNX type for the types NumPy lacks).  Sub-byte tensors are packed in
+    onnxruntime, so it reads or writes fewer bytes than numbacast's one element
+    per byte.
+    """
+    ort = optional_module("onnxruntime")
+    x = sample(source, size)
+    try:
+        if numpy_native(source):
+            value = ort.OrtValue.ortvalue_from_numpy(x)
+        else:
+            value = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(codes(x), source.id)
+    except RuntimeError:
+        raise Unavailable(f"onnxruntime takes no {source.onnx_name} from NumPy") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = get_num_threads()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    for opset in ORT_OPSETS:
+        try:
+            session = ort.InferenceSession(cast_model(source, target, opset), options,
+                                           providers=["CPUExecutionProvider"])
+            session.run_with_ort_values(["y"], {"x": value})
+        except Exception:  # onnxruntime raises its own exception types
+            continue
+        return lambda: session.run_with_ort_values(["y"], {"x": value})
+    raise Unavailable(f"onnxruntime has no Cast for it at opsets {ORT_OPSETS[-1]}-{ORT_OPSETS[0]}")
+
+
+def cast_model(source, target, opset):
+    """A serialized ONNX model ``y = Cast(x, to=target)`` of one dimension."""
+    helper = optional_module("onnx.helper")
+    node = helper.make_node("Cast", ["x"], ["y"], to=target.id)
+    graph = helper.make_graph([node], "cast", [helper.make_tensor_value_info("x", source.id, [None])],
+                              [helper.make_tensor_value_info("y", target.id, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = helper.find_min_ir_version_for(model.opset_import)
+    return model.SerializeToString()

@@ -1,0 +1,319 @@
+"""``python -m numbacast bench``: numbacast's speed beside the practical limit
+and beside NumPy, ml_dtypes, PyTorch and onnxruntime, against the project's
+speed targets.
+
+Each group of rows is one target.  A timed row runs numbacast's cast and the
+group's reference cast once each to warm up (compiling and touching memory),
+then ``--repeat`` times each, alternately, and compares the medians:
+
+* against the trivial kernel and NumPy, the ratio is numbacast's time over the
+  reference's (lower is better);
+* against ml_dtypes, PyTorch and onnxruntime, it is the reference's time over
+  numbacast's, a speed-up (higher is better).
+
+Call overhead is the median time of many warm calls on a 1-element array;
+peak memory is the peak of what tracemalloc traces during a cast of a
+``--size`` array that already exists, over the output's size.  The baselines
+for optional libraries run only where the library is installed.
+"""
+
+import argparse
+import re
+import statistics
+import time
+import tracemalloc
+from dataclasses import dataclass
+from importlib import metadata
+
+from numba import config, get_num_threads, set_num_threads
+
+from . import baselines
+from .api import cast
+from .registry import resolve
+
+DEFAULT_SIZE = 1 << 24
+QUICK_SIZE = 1 << 20
+DEFAULT_REPEAT = 5
+QUICK_REPEAT = 3
+#: Warm calls timed for each call-overhead row.
+OVERHEAD_CALLS = 2000
+
+FLOAT = resolve("float")
+NARROW = tuple(map(resolve, ("float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+                             "float8e8m0", "float4e2m1", "float6e2m3", "float6e3m2", "int4", "uint4", "int2", "uint2",
+                             "int8")))
+ML_DTYPES_FLOATS = tuple(t for t in NARROW if t.name.startswith(("float8", "float6", "float4")))
+TORCH_TYPES = tuple(t for t in NARROW if t.name.startswith(("float16", "bfloat16", "float8")))
+NUMPY_PAIRS = tuple((resolve(a), resolve(b)) for a, b in (
+    ("double", "float"), ("float", "double"), ("float", "float16"), ("float16", "float"), ("double", "int32"),
+    ("int64", "float"), ("int32", "int8"), ("float", "bool")))
+PACKED = tuple(map(resolve, ("int4", "float4e2m1")))
+OVERHEAD_PAIRS = ((FLOAT, resolve("float16")), (FLOAT, resolve("float8e4m3fn")), (resolve("float8e4m3fn"), FLOAT),
+                  (FLOAT, resolve("int4")))
+MEMORY_PAIRS = OVERHEAD_PAIRS
+
+
+def to_and_from_float(types):
+    return tuple((FLOAT, t) for t in types) + tuple((t, FLOAT) for t in types)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A row passes when ``value op limit``; ``value`` is the ratio unless ``on_value``."""
+
+    op: str  # "<=", ">=" or ">"
+    limit: float
+    unit: str = ""
+    on_value: bool = False  # the target bounds numbacast's own measurement, not the ratio
+
+    def passes(self, ratio, value):
+        x = value if self.on_value else ratio
+        return {"<=": x <= self.limit, ">=": x >= self.limit, ">": x > self.limit}[self.op]
+
+    def __str__(self):
+        return f"{self.op} {self.limit:g}{self.unit}"
+
+
+@dataclass(frozen=True)
+class Group:
+    """One target of the table: its pairs, what they are compared with and how."""
+
+    key: str
+    title: str
+    reference: str  # the compared column's heading
+    pairs: tuple
+    target: Target
+    ratio: str  # how the ratio is computed, for the heading
+    measure: object  # measure(group, source, target, size, repeat) -> (ours, theirs)
+    baseline: object = None  # baseline(source, target, size) -> callable, for timed groups
+    speedup: bool = False  # the ratio is theirs / ours
+    unit: str = "ms"
+    packed: bool = False
+
+    def label(self, source, target):
+        return f"{source.onnx_name} -> {target.onnx_name}" + (" (packed)" if self.packed else "")
+
+
+@dataclass
+class Row:
+    pair: str
+    ours: float = None
+    theirs: float = None
+    ratio: float = None
+    result: str = ""
+
+
+def seconds(function):
+    """The time one call of ``function`` takes."""
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def timed(group, source, target, size, repeat):
+    """Median milliseconds of numbacast's cast and of the baseline, run alternately after a warm-up."""
+    ours_cast = (baselines.packed_cast if group.packed else baselines.numbacast_cast)(source, target, size)
+    their_cast = group.baseline(source, target, size)
+    ours_cast(), their_cast()
+    ours, theirs = zip(*[(seconds(ours_cast), seconds(their_cast)) for _ in range(repeat)])
+    return 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
+
+
+def overhead(group, source, target, size, repeat):
+    """Median microseconds of a warm numbacast cast and NumPy ``astype`` of one element."""
+    x = baselines.sample(source, 1)
+    calls = max(OVERHEAD_CALLS * repeat // DEFAULT_REPEAT, 100)
+    ours = statistics.median(seconds(lambda: cast(x, target)) for _ in range(calls))
+    theirs = statistics.median(seconds(lambda: x.astype(target.storage)) for _ in range(calls))
+    return 1e6 * ours, 1e6 * theirs
+
+
+def peak_memory(group, source, target, size, repeat):
+    """(MB allocated at the peak of a warm cast, MB of its output)."""
+    x = baselines.sample(source, size)
+    cast(x, target)
+    tracemalloc.start()
+    try:
+        out = cast(x, target)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak / 1e6, out.nbytes / 1e6
+
+
+def make_groups():
+    at_most = "numbacast / {}"
+    speedup = "{} / numbacast"
+    return (
+        Group("to-narrow", "FLOAT to narrow types, against a trivial kernel moving the same bytes", "trivial",
+              tuple((FLOAT, t) for t in NARROW), Target("<=", 1.5), at_most, timed, baselines.trivial_cast),
+        Group("from-narrow", "narrow types to FLOAT, against a trivial kernel moving the same bytes", "trivial",
+              tuple((t, FLOAT) for t in NARROW), Target("<=", 1.5), at_most, timed, baselines.trivial_cast),
+        Group("packed", "FLOAT to packed bytes and back, against a trivial kernel (2 float32 <-> 1 byte)",
+              "trivial", to_and_from_float(PACKED), Target("<=", 1.5),
+              at_most, timed, baselines.trivial_packed_cast, packed=True),
+        Group("ml_dtypes", "float8, float6 and float4 types, against ml_dtypes astype", "ml_dtypes",
+              to_and_from_float(ML_DTYPES_FLOATS), Target(">=", 20), speedup, timed, baselines.astype_cast,
+              speedup=True),
+        Group("torch", "FLOAT16, BFLOAT16 and float8, against PyTorch CPU tensor.to", "torch",
+              to_and_from_float(TORCH_TYPES), Target(">", 1), speedup, timed, baselines.torch_cast, speedup=True),
+        Group("onnxruntime", "against onnxruntime's CPU Cast (a one-node model)", "onnxrt",
+              unique(to_and_from_float(NARROW) + NUMPY_PAIRS), Target(">", 1), speedup, timed,
+              baselines.onnxruntime_cast, speedup=True),
+        Group("numpy", "standard NumPy pairs, against NumPy astype", "numpy", NUMPY_PAIRS, Target("<=", 1),
+              at_most, timed, baselines.astype_cast),
+        Group("overhead", "call overhead, warm, 1-element array (target on numbacast's time)", "numpy",
+              OVERHEAD_PAIRS, Target("<=", 10, " us", on_value=True), at_most, overhead, unit="us"),
+        Group("memory", "peak memory of a cast beyond its input, over the output's size", "output",
+              MEMORY_PAIRS, Target("<=", 1.01), "peak / output", peak_memory, unit="MB"),
+    )
+
+
+def unique(pairs):
+    return tuple(dict.fromkeys(pairs))
+
+
+GROUPS = make_groups()
+GROUP_KEYS = tuple(g.key for g in GROUPS)
+
+
+def measure_row(group, source, target, size, repeat):
+    row = Row(group.label(source, target))
+    try:
+        row.ours, row.theirs = group.measure(group, source, target, size, repeat)
+    except baselines.Unavailable as reason:
+        row.result = f"n/a ({reason})"
+        return row
+    row.ratio = row.theirs / row.ours if group.speedup else row.ours / row.theirs
+    row.result = "PASS" if group.target.passes(row.ratio, row.ours) else "short"
+    return row
+
+
+COLUMNS = (("pair", 32), ("numbacast", 11), ("reference", 11), ("ratio", 8), ("target", 9), ("result", 0))
+
+
+def format_line(cells):
+    return "  ".join(cell.ljust(width) if i in (0, 5) else cell.rjust(width)
+                     for i, (cell, (_, width)) in enumerate(zip(cells, COLUMNS))).rstrip()
+
+
+def format_row(group, row):
+    def amount(value):
+        return "-" if value is None else f"{value:.3g} {group.unit}" if value < 100 else f"{value:.0f} {group.unit}"
+
+    ratio = "-" if row.ratio is None else f"{row.ratio:.3g}"
+    return format_line([row.pair, amount(row.ours), amount(row.theirs), ratio, str(group.target), row.result])
+
+
+def group_heading(group):
+    ratio = group.ratio.format(group.reference)
+    return (f"{group.title}\n  ratio = {ratio}; reference = {group.reference}\n"
+            + format_line([name for name, _ in COLUMNS]))
+
+
+def selected_pairs(group, wanted):
+    """The group's pairs that ``wanted`` (from :func:`parse_pairs`) selects."""
+    if not wanted:
+        return group.pairs
+    return tuple(p for p in group.pairs if any(w == p or (len(w) == 1 and w[0] in p) for w in wanted))
+
+
+def parse_pairs(text):
+    """``"float:int4,bfloat16"`` -> ((FLOAT, INT4), (BFLOAT16,)): pairs (``A:B`` or
+    ``A->B``) or single types."""
+    return tuple(tuple(resolve(name) for name in re.split("->|:", item)) for item in text.split(",") if text)
+
+
+def parse_size(text):
+    """``"16M"``, ``"4k"`` or ``"4096"`` -> a number of elements."""
+    scale = {"k": 1 << 10, "m": 1 << 20}.get(text[-1:].lower(), 1)
+    try:
+        size = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        size = 0
+    if size < 2 or size % 2:
+        raise argparse.ArgumentTypeError(f"--size must be an even number of elements >= 2 like 4096 or 16M, "
+                                         f"not {text!r}")
+    return size
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m numbacast bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", type=parse_size, help=f"elements per timed cast (default {DEFAULT_SIZE >> 20}M; "
+                                                  f"{QUICK_SIZE >> 20}M with --quick); suffixes k and M")
+    p.add_argument("--repeat", type=int, help=f"timed runs per cast, after a warm-up; the median is kept "
+                                              f"(default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)")
+    p.add_argument("--threads", type=int, help="threads for numbacast (numba.set_num_threads) and for PyTorch "
+                                               "and onnxruntime (default: Numba's)")
+    p.add_argument("--pairs", default="", help="comma-separated pairs 'A:B' (or 'A->B', quoted) or types 'A' "
+                                               "(ONNX names): only the rows of those pairs or involving those types")
+    p.add_argument("--groups", default="", help=f"comma-separated groups to run, of: {', '.join(GROUP_KEYS)}")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw the ratios to this image (needs matplotlib)")
+    p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
+    return p
+
+
+def main(argv=None):
+    """Run the benchmark; print the table; return the exit status."""
+    p = parser()
+    args = p.parse_args(argv)
+    size = args.size or (QUICK_SIZE if args.quick else DEFAULT_SIZE)
+    repeat = (QUICK_REPEAT if args.quick else DEFAULT_REPEAT) if args.repeat is None else args.repeat
+    if repeat < 1:
+        p.error(f"--repeat must be at least 1, not {repeat}")
+    if args.threads is not None:
+        if not 1 <= args.threads <= config.NUMBA_NUM_THREADS:
+            p.error(f"--threads must be from 1 to {config.NUMBA_NUM_THREADS}, not {args.threads}")
+        set_num_threads(args.threads)
+    try:
+        wanted = parse_pairs(args.pairs)
+    except (ValueError, TypeError) as error:
+        p.error(f"--pairs: {error}")
+    keys = [k.strip() for k in args.groups.split(",") if k.strip()] or GROUP_KEYS
+    unknown = [k for k in keys if k not in GROUP_KEYS]
+    if unknown:
+        p.error(f"--groups: unknown group {unknown[0]!r}; groups are {', '.join(GROUP_KEYS)}")
+    if args.plot:
+        from .bench_plot import check_plotting
+        check_plotting(p)
+    heading = describe_run(size, repeat)
+    print(heading)
+    results = []
+    for group in GROUPS:
+        pairs = selected_pairs(group, wanted)
+        if group.key not in keys or not pairs:
+            continue
+        print("\n" + group_heading(group), flush=True)
+        rows = []
+        for source, target in pairs:
+            rows.append(measure_row(group, source, target, size, repeat))
+            print(format_row(group, rows[-1]), flush=True)
+        results.append((group, rows))
+    print("\n" + summary(results))
+    if args.plot:
+        from .bench_plot import plot
+        plot(results, args.plot, heading)
+        print(f"plot written to {args.plot}")
+    return 0
+
+
+def describe_run(size, repeat):
+    return (f"numbacast bench: {size:,} elements per cast, {get_num_threads()} Numba threads, "
+            f"median of {repeat} runs after a warm-up\n" + versions())
+
+
+def versions():
+    """The versions of numbacast and of the libraries it is compared with, where installed."""
+    found = []
+    for name in ("numbacast", "numba", "numpy", "ml_dtypes", "torch", "onnxruntime"):
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def summary(results):
+    outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
+    return (f"{outcomes.count('PASS')} PASS, {outcomes.count('short')} short, {outcomes.count('n/a')} n/a "
+            f"of {len(outcomes)} rows")

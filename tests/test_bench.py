@@ -1,0 +1,73 @@
+"""Smoke test of ``python -m numbacast bench``: the table's rows and numbers, not the timings."""
+
+import re
+
+import pytest
+
+from numbacast import bench
+from numbacast.__main__ import main as cli_main
+
+NUMBER = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"
+
+
+def run_bench(capsys, *args):
+    assert bench.main(["--size", "4096", "--repeat", "1", *args]) == 0
+    return capsys.readouterr().out
+
+
+def rows_of(text, pair):
+    """The table lines of ``pair``: (numbacast, reference, ratio, target, result) as text."""
+    pattern = (rf"^{re.escape(pair)}\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER})"
+               rf"\s+([<>]=? {NUMBER}(?: us)?)\s+(PASS|short)$")
+    return re.findall(pattern, text, re.MULTILINE)
+
+
+def test_rows_of_a_pair(capsys):
+    groups = "to-narrow,from-narrow,ml_dtypes,overhead,memory"
+    out = run_bench(capsys, "--pairs", "float->float8e4m3fn", "--groups", groups)
+    assert "4,096 elements per cast" in out
+    to_e4m3 = rows_of(out, "FLOAT -> FLOAT8E4M3FN")
+    # trivial kernel, ml_dtypes, call overhead, memory
+    assert [row[3] for row in to_e4m3] == ["<= 1.5", ">= 20", "<= 10 us", "<= 1.01"]
+    assert not rows_of(out, "FLOAT8E4M3FN -> FLOAT")
+    for ours, theirs, ratio, _, _ in to_e4m3:
+        assert float(ours) > 0 and float(theirs) > 0 and float(ratio) > 0
+    trivial, ml_dtypes, _, memory = to_e4m3
+    assert float(trivial[2]) == pytest.approx(float(trivial[0]) / float(trivial[1]), rel=0.05)
+    # against ml_dtypes, the ratio is a speed-up
+    assert float(ml_dtypes[2]) == pytest.approx(float(ml_dtypes[1]) / float(ml_dtypes[0]), rel=0.05)
+    assert float(memory[1]) == pytest.approx(4096 / 1e6, rel=1e-2)  # the output: one byte per element
+    assert re.search(r"^\d+ PASS, \d+ short, 0 n/a of 4 rows$", out, re.MULTILINE)
+
+
+def test_unavailable_rows_say_why(capsys, monkeypatch):
+    def unavailable(source, target, size):
+        raise bench.baselines.Unavailable("packed path not available")
+
+    monkeypatch.setattr(bench.baselines, "packed_cast", unavailable)
+    out = run_bench(capsys, "--groups", "packed", "--pairs", "int4")
+    assert re.search(r"^FLOAT -> INT4 \(packed\) .* n/a \(packed path not available\)$", out, re.MULTILINE)
+    assert re.search(r"^INT4 -> FLOAT \(packed\) .* n/a \(packed path not available\)$", out, re.MULTILINE)
+    assert "0 PASS, 0 short, 2 n/a of 2 rows" in out
+
+
+def test_command_line_dispatch(capsys):
+    assert cli_main(["bench", "--size", "2k", "--repeat", "1", "--pairs", "int32:int8,bool", "--groups", "numpy"]) == 0
+    out = capsys.readouterr().out
+    assert len(rows_of(out, "INT32 -> INT8")) == len(rows_of(out, "FLOAT -> BOOL")) == 1
+    assert "0 n/a of 2 rows" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--pairs", "float->e4m3"], "unknown type name 'e4m3'"),
+    (["--groups", "speed"], "unknown group 'speed'"),
+    (["--size", "lots"], "--size must be an even number"),
+    (["--size", "3"], "--size must be an even number"),
+    (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--threads", "0"], "--threads must be from 1 to"),
+])
+def test_bad_arguments(capsys, args, message):
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(args)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
