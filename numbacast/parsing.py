@@ -94,7 +94,7 @@ def _match(row, i, word):
 
 @_jit
 def _word(row, i, signed, words):
-    """``(kind, end)`` of a word at ``row[i:]``; ``(NUMBER, i)`` when there is none."""
+    """``(kind, end)`` of a word at ``row[i:]``; ``(INVALID, i)`` when there is none."""
     end = _match(row, i, _INF)
     if end >= 0:
         longer = _match(row, end, _INITY)
@@ -109,7 +109,58 @@ def _word(row, i, signed, words):
         end = _match(row, i, _FALSE)
         if end >= 0:
             return FALSE, end
-    return NUMBER, i
+    return INVALID, i
+
+
+@_jit
+def _digits(row, i, w):
+    """Read the digits at ``row[i:]`` into ``w`` (modulo 2**64): ``(w, end)``."""
+    while i < row.size:
+        d = np.uint64(row[i]) - np.uint64(48)
+        if d > np.uint64(9):
+            break
+        w = w * _U10 + d
+        i += 1
+    return w, i
+
+
+@_jit
+def _leading_digits(row, start):
+    """``(w, e10, more)`` of a mantissa at ``row[start:]`` with more than 19
+    digits: its first 19 significant digits, the power of ten they are
+    scaled by and whether a non-zero digit was left out."""
+    w, e10, kept, more, point = _U0, np.int64(0), 0, False, False
+    for i in range(start, row.size):
+        d = _digit(row[i])
+        if d < 0:
+            if row[i] != _DOT or point:
+                break
+            point = True
+        elif kept == FAST_DIGITS:
+            more |= d != 0
+            e10 += np.int64(not point)
+        else:
+            if kept > 0 or d > 0:
+                w = w * _U10 + np.uint64(d)
+                kept += 1
+            e10 -= np.int64(point)
+    return w, e10, more
+
+
+@_jit
+def _exponent(row, i):
+    """``(exponent, end)`` of the digits of an exponent at ``row[i:]`` (after
+    the "e"); ``end`` is -1 when there is no digit."""
+    negative = i < row.size and row[i] == _MINUS
+    if i < row.size and (row[i] == _PLUS or row[i] == _MINUS):
+        i += 1
+    value, end = _digits(row, i, _U0)
+    if end - i > 15:  # clamp a long exponent (its digits may have overflowed)
+        value = _U0
+        for j in range(i, end):
+            value = min(value * _U10 + np.uint64(row[j] - 48), np.uint64(EXPONENT_LIMIT))
+    exponent = np.int64(value)
+    return -exponent if negative else exponent, end if end > i else -1
 
 
 @_jit
@@ -126,59 +177,37 @@ def scan(row, words):
     i = 0
     while i < n and _is_space(row[i]):
         i += 1
-    negative = False
     signed = i < n and (row[i] == _PLUS or row[i] == _MINUS)
-    if signed:
-        negative = row[i] == _MINUS
-        i += 1
-    kind, i = _word(row, i, signed, words)
+    negative = signed and row[i] == _MINUS
+    i += np.int64(signed)
     start = i
-    w, e10, kept, digits, exponent = _U0, np.int64(0), 0, 0, np.int64(0)
-    more, point = False, False
-    if kind == NUMBER:
-        while i < n:
-            d = _digit(row[i])
-            if d >= 0:
-                digits += 1
-                if kept == FAST_DIGITS:
-                    more |= d != 0
-                    e10 += np.int64(not point)
-                elif kept > 0 or d > 0:
-                    w = w * _U10 + np.uint64(d)
-                    kept += 1
-                    e10 -= np.int64(point)
-                else:  # a leading zero
-                    e10 -= np.int64(point)
-            elif row[i] == _DOT and not point:
-                point = True
-            else:
-                break
-            i += 1
-        if digits == 0:
-            kind = INVALID
-        if i < n and np.int64(row[i]) | 0x20 == ord("e") and kind == NUMBER:
-            i += 1
-            exponent_negative = i < n and row[i] == _MINUS
-            if i < n and (row[i] == _PLUS or row[i] == _MINUS):
-                i += 1
-            exponent_digits = 0
-            while i < n and _digit(row[i]) >= 0:
-                if exponent < EXPONENT_LIMIT:
-                    exponent = exponent * 10 + _digit(row[i])
-                exponent_digits += 1
-                i += 1
-            if exponent_digits == 0:
-                kind = INVALID
-            if exponent_negative:
-                exponent = -exponent
-            point = True  # no longer a literal
+    w, i = _digits(row, i, _U0)
+    whole = i - start
+    point = i < n and row[i] == _DOT
+    if point:
+        w, end = _digits(row, i + 1, w)
+        fraction = end - i - 1
+        i = end
+    else:
+        fraction = 0
+    e10, more, exponent, kind = -fraction, False, np.int64(0), NUMBER
+    if whole + fraction == 0:
+        kind, i = (INVALID, i) if point else _word(row, i, signed, words)
+    elif whole + fraction > FAST_DIGITS:  # w may have overflowed: read again
+        w, e10, more = _leading_digits(row, start)
+    if kind == NUMBER and i < n and np.int64(row[i]) | 0x20 == ord("e"):
+        exponent, i = _exponent(row, i + 1)
+        point = True  # not a literal
         e10 += exponent
+        if i < 0:
+            kind, i = INVALID, n
     while i < n and _is_space(row[i]):
         i += 1
-    while i < n:  # only padding may follow
-        if row[i] != 0:
-            kind = INVALID
-        i += 1
+    padding = 0
+    for j in range(n):  # only padding may follow (a whole-row loop: no branch to mispredict)
+        padding |= np.int64(row[j]) * (j >= i)
+    if padding != 0:
+        kind = INVALID
     return kind, negative, w, e10, more, not point, start, exponent
 
 

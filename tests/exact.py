@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 __all__ = [
     "TYPES", "STORAGE_BITS", "INTEGER_TYPES", "FLOAT_TYPES", "ROUND_MODES",
-    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code",
+    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code", "gaps",
 ]
 
 ROUND_MODES = ("up", "down", "nearest")
@@ -428,13 +428,16 @@ def parse_code(name, text, saturate=True, round_mode="up"):
 _POSITIONAL_LIMIT = {"double": 10**16, "float": 10**6}
 
 
-def _ulps(f, mag):
+def gaps(name, mag):
     """(below, above): the distances from ``mag`` > 0, a value of the float
-    format ``f``, to its neighbours (the one above may lie past the largest)."""
+    type ``name``, to its neighbours (the one above the largest value lies
+    past the range, where the format would put it)."""
+    if name == "float8e8m0":
+        return mag / 2, mag
+    f = _fmt(name)
     e = max(_floor_log2(mag.numerator, mag.denominator), f.emin)
     ulp = _pow2(e - f.mbits)
-    below = ulp / 2 if mag == _pow2(e) and e > f.emin else ulp
-    return below, ulp, (mag / ulp) % 2 == 0
+    return (ulp / 2 if mag == _pow2(e) and e > f.emin else ulp), ulp
 
 
 def _shortest(mag, low, high, closed):
@@ -486,7 +489,8 @@ def format_code(name, code):
     elif name == "float8e8m0":  # the exact value: it reads back whatever round_mode
         digits, k = _exact_decimal(x.mag)
     else:
-        below, above, even = _ulps(_fmt(name), x.mag)
+        below, above = gaps(name, x.mag)
+        even = (x.mag / above) % 2 == 0  # an even significand reads back from a tie
         digits, k = _shortest(x.mag, x.mag - below / 2, x.mag + above / 2, even)
     return _layout(x.sign, digits, k, positional)
 
