@@ -69,3 +69,12 @@ def test_non_literal_or_unknown_target_is_a_clear_typing_error():
 
     with pytest.raises(TypingError, match="float7"):
         unknown(X)
+
+
+def test_string_in_njit_is_a_clear_typing_error():
+    @njit
+    def to_text(a):
+        return numbacast.cast(a, "string")
+
+    with pytest.raises(TypingError, match="STRING in Python"):
+        to_text(X)
