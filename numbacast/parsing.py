@@ -125,29 +125,6 @@ def _digits(row, i, w):
 
 
 @_jit
-def _leading_digits(row, start):
-    """``(w, e10, more)`` of a mantissa at ``row[start:]`` with more than 19
-    digits: its first 19 significant digits, the power of ten they are
-    scaled by and whether a non-zero digit was left out."""
-    w, e10, kept, more, point = _U0, np.int64(0), 0, False, False
-    for i in range(start, row.size):
-        d = _digit(row[i])
-        if d < 0:
-            if row[i] != _DOT or point:
-                break
-            point = True
-        elif kept == FAST_DIGITS:
-            more |= d != 0
-            e10 += np.int64(not point)
-        else:
-            if kept > 0 or d > 0:
-                w = w * _U10 + np.uint64(d)
-                kept += 1
-            e10 -= np.int64(point)
-    return w, e10, more
-
-
-@_jit
 def _exponent(row, i):
     """``(exponent, end)`` of the digits of an exponent at ``row[i:]`` (after
     the "e"); ``end`` is -1 when there is no digit."""
@@ -325,6 +302,20 @@ def _shift_left(digits, count, point, truncated, bits):
     for j in range(DIGITS_MAX, grown):
         truncated |= digits[j] != 0
     return _trim(digits, min(grown, DIGITS_MAX)), point + grown - count, truncated
+
+
+@_jit
+def _leading_digits(row, start):
+    """``(w, e10, more)`` of the mantissa at ``row[start:]``: its first 19
+    significant digits, the power of ten they are scaled by and whether a
+    non-zero digit was left out."""
+    digits = np.empty(DIGITS_MAX + 19, np.uint8)
+    count, point, truncated = _load_digits(row, start, 0, digits)
+    kept = min(count, FAST_DIGITS)
+    w = _U0
+    for j in range(kept):
+        w = w * _U10 + np.uint64(digits[j])
+    return w, point - kept, truncated or count > kept
 
 
 @_jit

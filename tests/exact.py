@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 __all__ = [
     "TYPES", "STORAGE_BITS", "INTEGER_TYPES", "FLOAT_TYPES", "ROUND_MODES",
-    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code", "gaps",
+    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code", "gaps", "exact_decimal",
 ]
 
 ROUND_MODES = ("up", "down", "nearest")
@@ -487,7 +487,7 @@ def format_code(name, code):
     if x.mag == 0:
         digits, k = 0, 0
     elif name == "float8e8m0":  # the exact value: it reads back whatever round_mode
-        digits, k = _exact_decimal(x.mag)
+        digits, k = exact_decimal(x.mag)
     else:
         below, above = gaps(name, x.mag)
         even = (x.mag / above) % 2 == 0  # an even significand reads back from a tie
@@ -495,7 +495,7 @@ def format_code(name, code):
     return _layout(x.sign, digits, k, positional)
 
 
-def _exact_decimal(mag):
+def exact_decimal(mag):
     """(digits, k) with digits * 10**k == mag, for a dyadic ``mag``."""
     k = 0
     while mag.denominator != 1:

@@ -26,15 +26,6 @@ def check_texts(texts, target, options):
         f"{texts[i][:60]!r}: got {int(got[i]):#x} expected {expected[i]:#x}" for i in bad[:4])
 
 
-def full_decimal(value):
-    """(digits, k): a dyadic Fraction > 0 as digits * 10**k exactly."""
-    k = 0
-    while value.denominator != 1:
-        value *= 10
-        k -= 1
-    return value.numerator, k
-
-
 def positional(digits, k, leading_zeros=0):
     """digits * 10**k written without an exponent."""
     text = str(digits)
@@ -49,7 +40,7 @@ def around(value, rng):
     scientific and positional form, with leading zeros), with the 20th
     significant digit one unit up and down, and a unit far beyond the last
     digit up and down."""
-    digits, k = full_decimal(value)
+    digits, k = exact.exact_decimal(value)
     n = len(str(digits))
     texts = [f"{digits}e{k}", positional(digits, k, leading_zeros=int(rng.integers(0, 4))),
              f"{digits * 10**22 + 1}e{k - 22}", f"{digits * 10**22 - 1}e{k - 22}"]
@@ -106,7 +97,7 @@ def test_800_digit_mantissas(target):
     texts = long_mantissas(rng, 150)
     # ties far out: a double midpoint, then 800 zeros and a one, or 800 nines
     half = Fraction(1, 2**1075) * 3
-    digits, k = full_decimal(half)
+    digits, k = exact.exact_decimal(half)
     texts += [f"{digits}{'0' * 800}1e{k - 801}", f"{digits - 1}{'9' * 800}e{k - 800}",
               "0." + "0" * 800 + "1", "1" + "0" * 800]
     check_texts(texts, target, {})
@@ -146,7 +137,7 @@ def test_no_double_rounding_through_float64():
     # float64 rounding: 1 + 2**-24 + 2**-60 rounds up in FLOAT (via float64 it
     # would be the tie 1 + 2**-24 and go to even, 1.0).
     assert cast(["0.1"], "float").view(np.uint32)[0] == np.float32(0.1).view(np.uint32)
-    text = positional(*full_decimal(1 + Fraction(1, 2**24) + Fraction(1, 2**60)))
+    text = positional(*exact.exact_decimal(1 + Fraction(1, 2**24) + Fraction(1, 2**60)))
     assert cast([text], "float")[0] == np.nextafter(np.float32(1), np.float32(2))
     assert cast([text], "double")[0] == 1 + 2.0**-24
 
