@@ -441,14 +441,14 @@ def read_integer(row, bits, signed):
 
 def read(row, options, result):
     """``(value, ok)`` for one text (``@njit`` code only): :func:`read_float`
-    with ``options = (to_odd, words)`` when ``result`` is a float64 array,
+    with ``options = (to_odd, words)`` when ``result`` is a float64 or float32 array,
     :func:`read_integer` with ``options = (bits, signed)`` when it is uint64."""
     raise TypeError("read() is for @njit code")
 
 
 @overload(read, jit_options={"nogil": True})
 def _overload_read(row, options, result):
-    if result.dtype == types.float64:
+    if result.dtype in (types.float32, types.float64):  # stored into float32: rounded from to-odd
         return lambda row, options, result: read_float(row, options[0] != 0, options[1] != 0)
     if result.dtype == types.uint64:
         return lambda row, options, result: read_integer(row, options[0], options[1] != 0)

@@ -45,11 +45,9 @@ def cast_text(array, target, saturate, round_mode, out):
         texts = unicode_texts(array)
     else:
         texts = format_numbers(array, resolve(array.dtype))
-    if out is None:
-        return texts
-    check_text_out(out, texts)
-    out[...] = texts
-    return out
+    if out is not None:
+        check_text_out(out, texts)
+    return _deliver(texts, out)
 
 
 def check_text_out(out, texts):
@@ -155,15 +153,22 @@ def parse_texts(array, target, saturate, round_mode, out):
         read_kernel(chars, (target.bits, int(target.format.signed)), codes, valid)
         _check_valid(array, valid, target)
         unsigned = np.dtype(f"u{target.storage.itemsize}")
-        result = codes.astype(unsigned).view(target.storage).reshape(array.shape)
-        if out is None:
-            return result
-        out[...] = result
-        return out
-    values = np.empty(n, np.float64)
+        return _deliver(codes.astype(unsigned).view(target.storage).reshape(array.shape), out)
+    direct = target in (FLOAT, DOUBLE)  # read straight into the result
+    values = np.empty(n, target.storage if direct else np.float64)
     read_kernel(chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
     _check_valid(array, valid, target)
+    if direct:
+        return _deliver(values.reshape(array.shape), out)
     return run(Conversion.make(DOUBLE, target, saturate, round_mode), values.reshape(array.shape), out)
+
+
+def _deliver(result, out):
+    """``result``, or ``out`` (already checked) holding a copy of it."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _position(index, shape):
