@@ -73,8 +73,8 @@ def format_numbers(array, source):
     array of its shape just wide enough for the longest."""
     if source is E8M0:
         table, lengths = e8m0_texts()
-        codes = np.ascontiguousarray(array).view(np.uint8)
-        return table[codes].astype(f"<U{lengths[codes].max(initial=1)}")
+        codes = array.view(np.uint8).reshape(-1)
+        return table[codes].astype(f"<U{lengths[codes].max(initial=1)}").reshape(array.shape)
     if source.is_float:
         values = array if source in POSITIONAL_LIMIT else run(Conversion.make(source, DOUBLE), array)
         fmt = source.format
@@ -116,7 +116,7 @@ def e8m0_texts():
 # --------------------------------------------------------------------------
 
 def unicode_texts(array):
-    """A ``<U`` array of the texts of a ``<U``, ``S`` or all-str object array."""
+    """A ``<U`` array of the texts of a ``<U``, ``S`` (UTF-8) or all-str object array."""
     if array.dtype.kind == "O":
         for index, item in enumerate(array.reshape(-1)):
             if not isinstance(item, str):
@@ -124,7 +124,10 @@ def unicode_texts(array):
                                 f"{_position(index, array.shape)}): object arrays must hold only str")
         return array.astype(np.str_) if array.size else np.empty(array.shape, "<U1")
     if array.dtype.kind == "S":
-        return array.astype(f"<U{max(array.dtype.itemsize, 1)}")
+        try:
+            return np.char.decode(array, "utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"cannot decode bytes as UTF-8 text: {error}") from None
     return array.astype(array.dtype.newbyteorder("="), copy=True)
 
 

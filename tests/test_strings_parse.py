@@ -247,4 +247,6 @@ def test_string_to_string_is_a_copy():
     texts = np.array(["a", "1.5"])
     result = cast(texts, "string")
     assert result.tolist() == ["a", "1.5"] and not np.shares_memory(result, texts)
-    assert cast(np.array([b"x"]), "string").tolist() == ["x"]
+    assert cast(np.array([b"x", "\u00e9".encode()]), "string").tolist() == ["x", "\u00e9"]  # UTF-8
+    with pytest.raises(ValueError, match="UTF-8"):
+        cast(np.array([b"\xff"]), "string")

@@ -169,6 +169,9 @@ def test_shapes_strides_byte_order_and_input_untouched():
     assert np.array_equal(base, snapshot)
     assert cast(np.float32(2.5), "string").shape == () and cast(np.float32(2.5), "string")[()] == "2.5"
     assert cast([1.5, 2], 8).tolist() == ["1.5", "2.0"]
+    e8m0 = np.array([[1, 2, 0.5]], ml_dtypes.float8_e8m0fnu)
+    assert cast(e8m0[:, ::-2], "string").tolist() == [["0.5", "1.0"]]
+    assert cast(e8m0[0, 1], "string").shape == ()
     assert cast(np.array([1.5], np.float32), str).tolist() == ["1.5"]
 
 
