@@ -5,8 +5,8 @@ Grammar (ASCII, case-insensitive letters): optional surrounding whitespace
 an optional point (at least one digit) and an optional exponent ``e``/``E``
 with an optional sign and at least one digit -- or one of the words ``inf``,
 ``infinity``, ``nan``.  For BOOL targets also ``true`` and ``false`` (no
-sign).  A text is a row of bytes (``S`` arrays) or code points (``<U``
-arrays); trailing zeros are padding.
+sign).  A text is a row of character codes (bytes or code points, as in
+``S`` and ``<U`` arrays); trailing zeros are padding.
 
 A float target gets the exact decimal value rounded once: :func:`read_float`
 computes a float64 rounded to nearest even (for DOUBLE) or *to odd* (for every
@@ -224,6 +224,14 @@ def fast_significand(w, e10):
 
 
 @_jit
+def _trim(digits, count):
+    """The count of ``digits[:count]`` without its trailing zeros."""
+    while count > 0 and digits[count - 1] == 0:
+        count -= 1
+    return count
+
+
+@_jit
 def _load_digits(row, start, exponent, digits):
     """The significant digits at ``row[start:]`` into ``digits`` (without
     trailing zeros): ``(count, point, truncated)`` with the value
@@ -244,16 +252,7 @@ def _load_digits(row, start, exponent, digits):
             else:
                 truncated |= d != 0
             point += np.int64(not after_point)
-    while count > 0 and digits[count - 1] == 0:
-        count -= 1
-    return count, point, truncated
-
-
-@_jit
-def _trim(digits, count):
-    while count > 0 and digits[count - 1] == 0:
-        count -= 1
-    return count
+    return _trim(digits, count), point, truncated
 
 
 @_jit

@@ -37,7 +37,6 @@ from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
-
 _U0, _U1, _U2, _U10 = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(10)
 _MASK63 = np.uint64((1 << 63) - 1)
 _MANTISSA_MASK = np.uint64((1 << 52) - 1)
@@ -119,7 +118,7 @@ def significand_exponent(x, mantissa_bits, q_min):
 def digit_count(value):
     """Decimal digits of a uint64 (1 for 0)."""
     guess = ((64 - np.int64(leading_zeros(value))) * 1233) >> 12  # floor(log10(2**bits))
-    return guess + 1 if guess < 20 and value >= POW10[guess] else max(guess, 1)
+    return max(guess + np.int64(value >= POW10[guess]), 1)
 
 
 #: Forms of a decimal record; ``NEGATIVE`` is or-ed in for a minus sign.
@@ -215,6 +214,8 @@ def write_digits(row, end, value, count):
         j -= 2
     if j > end - count:
         row[j - 1] = _ZERO + np.int64(value % _U10)
+
+
 @_jit
 def write_literal(row, start, text):
     """Copy the bytes ``text`` into ``row`` at ``start``; return the end."""
