@@ -21,10 +21,12 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
     ----------
     x : array_like
         Any shape (0-d and empty included), any strides, either byte order, of
-        a NumPy bool/integer/float dtype or an ml_dtypes dtype.  Not modified.
+        a NumPy bool/integer/float dtype or an ml_dtypes dtype -- or texts:
+        a ``<U`` or ``S`` array or an object array of str.  Not modified.
     to : str, int, dtype
         The target type: an ONNX name in any case (``"float8e4m3fn"``,
-        ``"FLOAT"``, ``"double"``), an ONNX id (``17``) or a dtype.
+        ``"FLOAT"``, ``"double"``, ``"string"``), an ONNX id (``17``) or a
+        dtype (``str`` for STRING).
     saturate : bool
         For the float8 targets and FLOAT8E8M0: out-of-range values and
         infinities give the largest finite value (True, the default) instead of
@@ -33,7 +35,8 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         How FLOAT8E8M0 rounds; other targets ignore it.
     out : numpy.ndarray, optional
         Where to write the result: an array of the shape of ``x`` and exactly
-        the target's storage dtype, writeable, any strides.  Checked before
+        the target's storage dtype (for STRING, any ``<U`` dtype wide enough
+        for the longest text), writeable, any strides.  Checked before
         anything is written.  Not with a Dask array.
 
     Returns
@@ -41,9 +44,15 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
     numpy.ndarray or dask.array.Array
         ``out``, or a new array of the shape of ``x`` whose dtype is the NumPy
         storage of ``to`` (ml_dtypes dtypes for bfloat16, float8, float6,
-        float4, int4, uint4, int2 and uint2, one element per byte).  For a
+        float4, int4, uint4, int2 and uint2, one element per byte; for
+        STRING a ``<U`` dtype just wide enough for the longest text).  For a
         Dask array ``x``, a lazy Dask array with the same chunks (see
         :mod:`numbacast.dask_array`); every argument is checked at the call.
+
+    Raises
+    ------
+    ValueError
+        Also for a text that is not a number, naming its index.
     """
     target = resolve(to)
     saturate, round_mode = check_saturate(saturate), check_round_mode(round_mode)
@@ -51,7 +60,11 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         from .dask_array import cast_lazily  # imports this module
         return cast_lazily(x, target, saturate, round_mode, out)
     array = np.asarray(x)
-    conversion = Conversion.make(source_type(array.dtype), target, saturate, round_mode)
+    if target.is_string or array.dtype.kind in "USO":
+        from .strings import cast_text  # the text layer builds on this module
+
+        return cast_text(array, target, saturate, round_mode, out)
+    conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
     if out is not None:
         check_out(out, array.shape, target)
     return run(conversion, array, out)
@@ -62,14 +75,6 @@ def is_dask_array(x):
     ``dask.array`` is not imported, ``x`` cannot be one)."""
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and isinstance(x, getattr(dask_array, "Array", ()))
-
-
-def source_type(dtype):
-    """The ONNX type of elements of ``dtype``; TypeError/ValueError when it has none."""
-    if dtype.kind in "USO":
-        raise TypeError(f"cannot cast an array of dtype {dtype}: numbacast.cast takes bool, integer, float "
-                        "and ml_dtypes arrays")
-    return resolve(dtype)
 
 
 def check_saturate(saturate):

@@ -292,3 +292,41 @@ def int_to_float64(value):
     kept = (u >> shift) | sticky
     magnitude = np.float64(kept) * float64_from_bits((np.uint64(1023) + shift) << np.uint64(52))
     return -magnitude if negative else magnitude
+
+
+_F64_SIGNIFICAND_BITS = formats.FLOAT64.mantissa_bits + 1
+_F64_MIN_EXPONENT = formats.FLOAT64.min_normal_exponent
+_F64_MAX_EXPONENT = formats.FLOAT64.bias
+_F64_LARGEST = np.float64(np.finfo(np.float64).max)
+_F64_SMALLEST = np.float64(np.finfo(np.float64).smallest_subnormal)
+
+
+@_jit
+def round_to_float64(significand, exponent, sticky, to_odd):
+    """The float64 of ``(significand + d) * 2**exponent``, a uint64 significand
+    with its top bit set: ``d`` is 0 when ``sticky`` is False, else some value
+    in (0, 2**10) -- only the top 54 bits of the significand count exactly.
+
+    ``to_odd`` False rounds to nearest, ties to even (overflow gives inf).
+    ``to_odd`` True truncates and sets the lowest bit when inexact, so that
+    rounding the result again to any format of at most 51 mantissa bits is a
+    single correct rounding (a finite overflow gives the largest float64, a
+    non-zero underflow the smallest)."""
+    top = exponent + 63  # exponent of the leading bit
+    if top > _F64_MAX_EXPONENT:
+        return _F64_LARGEST if to_odd else np.inf
+    shift = 64 - _F64_SIGNIFICAND_BITS + max(_F64_MIN_EXPONENT - top, 0)
+    if shift > 64:  # below half the smallest subnormal
+        return _F64_SMALLEST if to_odd else 0.0
+    if shift == 64:
+        kept, rest, half = np.uint64(0), significand, np.uint64(1 << 63)
+    else:
+        kept = significand >> np.uint64(shift)
+        rest = significand & ((np.uint64(1) << np.uint64(shift)) - np.uint64(1))
+        half = np.uint64(1) << np.uint64(shift - 1)
+    if to_odd:
+        kept |= np.uint64(rest != 0 or sticky)
+    elif rest > half or (rest == half and (sticky or (kept & np.uint64(1)) != 0)):
+        kept += np.uint64(1)
+    biased = np.uint64(max(top - _F64_MIN_EXPONENT, 0))  # the exponent field, less the hidden bit's carry
+    return float64_from_bits((biased << np.uint64(52)) + kept)

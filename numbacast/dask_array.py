@@ -18,7 +18,8 @@ numbacast never imports Dask itself; this module is imported by
 
 import numpy as np
 
-from .api import cast, is_dask_array, source_type
+from .api import cast, is_dask_array
+from .registry import resolve
 
 
 def cast_lazily(x, target, saturate, round_mode, out):
@@ -27,7 +28,11 @@ def cast_lazily(x, target, saturate, round_mode, out):
     if out is not None:
         raise TypeError("out= cannot be used with a Dask array: numbacast.cast returns a lazy Dask array; compute "
                         "it, or write it into your array with dask.array.store(result, out)")
-    source_type(x.dtype)
+    if target.is_string or x.dtype.kind in "USO":
+        raise TypeError(f"numbacast.cast does not cast Dask arrays to or from STRING (source dtype {x.dtype}, "
+                        f"target {target.onnx_name}): the width of a text array is known only once it is computed; "
+                        "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)")
+    resolve(x.dtype)
     storage = target.storage
     return x.map_blocks(cast_block, to=target.id, saturate=saturate, round_mode=round_mode, dtype=storage,
                         meta=np.empty((0,) * x.ndim, storage), token=f"numbacast-cast-{target.name}")

@@ -1,6 +1,7 @@
 """Number formats described as data.
 
-Every numeric ONNX type is one of three families:
+Every numeric ONNX type is one of three families (and STRING, text, is
+:class:`StringFormat`):
 
 * :class:`FloatFormat` -- sign, exponent and mantissa fields plus the way the
   format spells infinity, NaN and zero.  The codecs in :mod:`numbacast.codecs`
@@ -113,6 +114,11 @@ class BoolFormat:
     """ONNX BOOL: zero is False, everything else True."""
 
     bits: int = 8
+
+
+@dataclass(frozen=True)
+class StringFormat:
+    """ONNX STRING: one text per element (NumPy ``<U``)."""
 
 
 def ieee(exponent_bits, mantissa_bits):

@@ -1,4 +1,6 @@
-"""The ONNX numeric types: ids, names, NumPy storage and number format.
+"""The ONNX types: ids, names, NumPy storage and number format.
+
+``TYPES`` holds the 25 numeric types; ``STRING`` is text.
 
 :func:`resolve` turns anything a user may call a type -- an ONNX id (``17``),
 a name in any case (``"float8e4m3fn"``, ``"FLOAT"``, ``"double"``), a NumPy
@@ -43,6 +45,10 @@ class OnnxType:
         return isinstance(self.format, f.BoolFormat)
 
     @property
+    def is_string(self):
+        return isinstance(self.format, f.StringFormat)
+
+    @property
     def bits(self):
         """Significant bits of one element (4 for INT4, 32 for FLOAT)."""
         return self.format.bits
@@ -83,11 +89,14 @@ TYPES = (
     _t(28, "float6e3m2", ml_dtypes.float6_e3m2fn, f.FLOAT6E3M2, "float6_e3m2fn"),
 )
 
-#: ONNX ids of types the Cast operator refuses.
-REFUSED = {8: "STRING", 14: "COMPLEX64", 15: "COMPLEX128"}
+#: ONNX STRING: NumPy ``<U`` arrays (``S`` and object arrays of str are read too).
+STRING = _t(8, "string", np.str_, f.StringFormat(), "str")
 
-BY_ID = {t.id: t for t in TYPES}
-BY_NAME = {alias: t for t in TYPES for alias in (t.name, *t.aliases)}
+#: ONNX ids of types the Cast operator refuses.
+REFUSED = {14: "COMPLEX64", 15: "COMPLEX128"}
+
+BY_ID = {t.id: t for t in (*TYPES, STRING)}
+BY_NAME = {alias: t for t in (*TYPES, STRING) for alias in (t.name, *t.aliases)}
 BY_DTYPE = {t.storage: t for t in TYPES}
 
 for _t_ in TYPES:  # the public constants numbacast.FLOAT, numbacast.FLOAT8E4M3FN, ...
@@ -97,7 +106,7 @@ del _t_
 
 def accepted_names():
     """A sentence listing what :func:`resolve` accepts, for error messages."""
-    names = ", ".join(t.name for t in TYPES)
+    names = ", ".join(t.name for t in (*TYPES, STRING))
     return f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype"
 
 
@@ -132,6 +141,8 @@ def resolve(spec):
     found = BY_DTYPE.get(dtype if dtype.byteorder in "=|" else dtype.newbyteorder("="))
     if found is not None:
         return found
+    if dtype.kind in "US":
+        return STRING
     if dtype.kind == "c":
         raise ValueError(f"complex dtype {dtype} is refused: the Cast operator does not cast complex numbers; "
                          f"accepted: {accepted_names()}")

@@ -14,6 +14,7 @@ Storage codes are unsigned ints of ``STORAGE_BITS[name]`` bits (int8 -56 is
 per byte, in the low bits; decode ignores the high bits.
 """
 
+import re
 from fractions import Fraction
 from math import copysign, isinf, isnan
 from operator import index
@@ -21,7 +22,7 @@ from typing import NamedTuple
 
 __all__ = [
     "TYPES", "STORAGE_BITS", "INTEGER_TYPES", "FLOAT_TYPES", "ROUND_MODES",
-    "Exact", "decode", "encode", "cast_code", "same_code",
+    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code", "gaps", "exact_decimal",
 ]
 
 ROUND_MODES = ("up", "down", "nearest")
@@ -379,3 +380,125 @@ def same_code(dst_name, a, b):
     a &= f.signbit - 1
     b &= f.signbit - 1
     return a > f.infcode and b > f.infcode    # both NaN (codes above inf)
+
+
+# --------------------------------------------------------------------------
+# Text (DECISIONS.md, "Strings")
+# --------------------------------------------------------------------------
+
+_SPACE = "[ \t\n\v\f\r]*"
+_TEXT = re.compile(_SPACE + r"([+-]?)(?:([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(infinity|inf|nan))"
+                   + _SPACE, re.IGNORECASE)
+_BOOL_WORD = re.compile(_SPACE + "(true|false)" + _SPACE, re.IGNORECASE)
+
+
+def read_text(text, words=False):
+    """The number a text holds by the grammar of DECISIONS.md, as
+    ``(Exact, literal)`` (``literal``: an integer literal, no point and no
+    exponent), or None when it holds none.  ``words`` also reads true/false."""
+    found = _BOOL_WORD.fullmatch(text) if words else None
+    if found:
+        return Exact.from_int(int(found.group(1).lower() == "true")), False
+    found = _TEXT.fullmatch(text)
+    if not found:
+        return None
+    sign, mantissa, exponent, word = found.groups()
+    negative = int(sign == "-")
+    if word:
+        return (Exact.nan(negative) if word.lower() == "nan" else Exact.inf(negative)), False
+    value = Fraction(mantissa if not mantissa.endswith(".") else mantissa[:-1])
+    if exponent:
+        power = int(exponent[1:])
+        value *= Fraction(10) ** power
+    return Exact.from_fraction(value, negative), "." not in mantissa and not exponent
+
+
+def parse_code(name, text, saturate=True, round_mode="up"):
+    """Storage code of ``name`` for a text (DECISIONS.md): integer targets keep
+    the low bits of an integer literal within -2**63 .. 2**64-1."""
+    found = read_text(text, words=name == "bool")
+    if found is None:
+        raise ValueError(f"{text!r} is not a number")
+    x, literal = found
+    in_range = literal and -(1 << 63) <= x.value() < 1 << 64
+    return encode(name, x, saturate, round_mode, from_integer=in_range)
+
+
+#: Floats print positionally when 1e-4 <= |x| < this (1e3 for the others).
+_POSITIONAL_LIMIT = {"double": 10**16, "float": 10**6}
+
+
+def gaps(name, mag):
+    """(below, above): the distances from ``mag`` > 0, a value of the float
+    type ``name``, to its neighbours (the one above the largest value lies
+    past the range, where the format would put it)."""
+    if name == "float8e8m0":
+        return mag / 2, mag
+    f = _fmt(name)
+    e = max(_floor_log2(mag.numerator, mag.denominator), f.emin)
+    ulp = _pow2(e - f.mbits)
+    return (ulp / 2 if mag == _pow2(e) and e > f.emin else ulp), ulp
+
+
+def _shortest(mag, low, high, closed):
+    """(digits, k): the shortest digits * 10**k in the interval (low, high) --
+    closed when ``closed`` -- nearest to ``mag``, ties to an even digit."""
+    width = high - low
+    k = len(str(width.numerator)) - len(str(width.denominator)) + 1  # 10**k > width
+    while True:
+        unit = Fraction(10) ** k
+        below = mag // unit
+        inside = [d for d in (below, below + 1)
+                  if (low <= d * unit <= high if closed else low < d * unit < high)]
+        if len(inside) == 2:
+            a, b = mag - below * unit, (below + 1) * unit - mag
+            return (below if a < b or (a == b and below % 2 == 0) else below + 1), k
+        if inside:
+            return inside[0], k
+        k -= 1
+
+
+def _layout(negative, digits, k, positional):
+    text = str(digits).rstrip("0") or "0"
+    k += len(str(digits)) - len(text)
+    exponent = k + len(text) - 1
+    if positional:
+        if exponent < 0:
+            body = "0." + "0" * (-exponent - 1) + text
+        elif len(text) <= exponent + 1:
+            body = text + "0" * (exponent + 1 - len(text)) + ".0"
+        else:
+            body = text[:exponent + 1] + "." + text[exponent + 1:]
+    else:
+        body = text[0] + ("." + text[1:] if len(text) > 1 else "") + f"e{exponent:+03d}"
+    return "-" * negative + body
+
+
+def format_code(name, code):
+    """The text DECISIONS.md gives a storage code of ``name``."""
+    x = decode(name, code)
+    if x.kind == "nan":
+        return "NaN"
+    if x.kind == "inf":
+        return "-INF" if x.sign else "INF"
+    if name not in FLOAT_TYPES:
+        return str(x.value() if name != "bool" else int(x.value() != 0))
+    positional = x.mag == 0 or Fraction(1, 10**4) <= x.mag < _POSITIONAL_LIMIT.get(name, 10**3)
+    if x.mag == 0:
+        digits, k = 0, 0
+    elif name == "float8e8m0":  # the exact value: it reads back whatever round_mode
+        digits, k = exact_decimal(x.mag)
+    else:
+        below, above = gaps(name, x.mag)
+        even = (x.mag / above) % 2 == 0  # an even significand reads back from a tie
+        digits, k = _shortest(x.mag, x.mag - below / 2, x.mag + above / 2, even)
+    return _layout(x.sign, digits, k, positional)
+
+
+def exact_decimal(mag):
+    """(digits, k) with digits * 10**k == mag, for a dyadic ``mag``."""
+    k = 0
+    while mag.denominator != 1:
+        mag *= 10
+        k -= 1
+    return mag.numerator, k

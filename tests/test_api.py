@@ -21,7 +21,7 @@ def test_resolve_accepts_ids_names_in_any_case_and_dtypes():
     assert numbacast.resolve(np.int8).name == "int8"
 
 
-@pytest.mark.parametrize("bad", ["float7", "", 99, 0, -1, "string"])
+@pytest.mark.parametrize("bad", ["float7", "", 99, 0, -1, 14])
 def test_unknown_type_lists_accepted_names(bad):
     with pytest.raises(ValueError) as error:
         cast(np.zeros(2), bad)
@@ -36,7 +36,7 @@ def test_non_type_target_is_a_type_error(bad):
 
 
 @pytest.mark.parametrize("x", [
-    np.array(["1.5"]), np.array([b"1"]), np.array([object()], dtype=object),
+    np.array([object()], dtype=object), np.array(["1.5", 2.5], dtype=object),
     np.array([np.datetime64("2020-01-01")]), np.array([datetime.timedelta(1)], dtype="m8[s]"),
     np.array([1 + 2j]), np.zeros(2, dtype=[("a", "f4")]),
 ])

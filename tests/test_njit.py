@@ -62,10 +62,11 @@ def test_small_integer_source_through_its_table():
     assert np.array_equal(_from_int8(a), python_codes(a, "bfloat16"))
 
 
-def test_non_literal_or_unknown_target_is_a_clear_typing_error():
+@pytest.mark.parametrize("target,message", [("float7", "float7"), ("string", "STRING in Python")])
+def test_unknown_target_or_string_is_a_clear_typing_error(target, message):
     @njit
     def unknown(a):
-        return numbacast.cast(a, "float7")
+        return numbacast.cast(a, target)
 
-    with pytest.raises(TypingError, match="float7"):
+    with pytest.raises(TypingError, match=message):
         unknown(X)

@@ -1,0 +1,461 @@
+"""Text to numbers, compiled: the grammar of DECISIONS.md, rounded once.
+
+Grammar (ASCII, case-insensitive letters): optional surrounding whitespace
+(space, \\t, \\n, \\v, \\f, \\r); an optional sign; then decimal digits with
+an optional point (at least one digit) and an optional exponent ``e``/``E``
+with an optional sign and at least one digit -- or one of the words ``inf``,
+``infinity``, ``nan``.  For BOOL targets also ``true`` and ``false`` (no
+sign).  A text is a row of character codes (bytes or code points, as in
+``S`` and ``<U`` arrays); trailing zeros are padding.
+
+A float target gets the exact decimal value rounded once: :func:`read_float`
+computes a float64 rounded to nearest even (for DOUBLE) or *to odd* (for every
+narrower target, which rounds it again without double rounding, see
+:func:`numbacast.codecs.round_to_float64`).  The binary significand comes from
+
+1. a fast path (the Eisel-Lemire idea): the first 19 significant digits times
+   a 128-bit power of five, exact whenever the product's truncation is
+   certain -- and, for longer inputs, when the same 54 bits come out for the
+   19 digits and for the 19 digits plus one unit;
+2. otherwise an exact fallback, the "decimal shift" algorithm on up to 800
+   digits (enough for every rounding boundary of a float64, whose exact
+   decimal expansions have at most 767 significant digits).
+
+An integer target gets :func:`read_integer`: an integer literal (no point,
+no exponent) within -2**63 .. 2**64-1 is that integer, low bits kept; any
+other number truncates toward zero and saturates (8- to 64-bit targets) or
+rounds to nearest even and keeps the low bits (4- and 2-bit targets),
+computed exactly from the digits; NaN gives 0, infinities give max/min
+(8 to 64 bits) or 0 (4 and 2 bits).
+"""
+
+import functools
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload
+
+from .bits import leading_zeros
+from .cache import cached_njit
+from .codecs import round_to_float64
+from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
+
+_jit = functools.partial(njit, cache=False, nogil=True)
+
+#: What a text holds.
+NUMBER, INFINITY, NAN, TRUE, FALSE, INVALID = range(6)
+
+#: Significant digits the fast path reads, all of which fit in a uint64.
+FAST_DIGITS = 19
+#: Digits the exact fallback keeps; any further non-zero digit is a sticky bit.
+DIGITS_MAX = 800
+#: Decimal exponents are read up to this magnitude (far beyond any float).
+EXPONENT_LIMIT = 10**15
+
+_U0, _U1, _U10 = np.uint64(0), np.uint64(1), np.uint64(10)
+_U64_MAX = np.uint64(2**64 - 1)
+_TOP_BIT = np.uint64(1 << 63)
+_POW5_U64 = np.array([5**i for i in range(28)], np.uint64)  # 5**27 < 2**63
+_EXACT_POW5_MAX = 55  # 5**55 < 2**128: the table holds it exactly
+_FAR_EXPONENT = 4000  # a binary exponent beyond every format, above or below
+
+_DOT, _PLUS, _MINUS = ord("."), ord("+"), ord("-")
+
+
+def _ascii(word):
+    return np.frombuffer(word.encode(), np.uint8)
+
+
+_INF, _INITY, _NAN, _TRUE, _FALSE = map(_ascii, ("inf", "inity", "nan", "true", "false"))
+
+
+@_jit
+def _digit(c):
+    """The value of a decimal digit character, or -1."""
+    d = np.int64(c) - 48
+    return d if 0 <= d <= 9 else -1
+
+
+@_jit
+def _is_space(c):
+    return c == 32 or 9 <= c <= 13
+
+
+@_jit
+def _match(row, i, word):
+    """The end of ``word`` (lower-case letters) at ``row[i:]`` in any case, or -1."""
+    if i + word.size > row.size:
+        return -1
+    for j in range(word.size):
+        if np.int64(row[i + j]) | 0x20 != word[j]:
+            return -1
+    return i + word.size
+
+
+@_jit
+def _word(row, i, signed, words):
+    """``(kind, end)`` of a word at ``row[i:]``; ``(INVALID, i)`` when there is none."""
+    end = _match(row, i, _INF)
+    if end >= 0:
+        longer = _match(row, end, _INITY)
+        return INFINITY, longer if longer >= 0 else end
+    end = _match(row, i, _NAN)
+    if end >= 0:
+        return NAN, end
+    if words and not signed:
+        end = _match(row, i, _TRUE)
+        if end >= 0:
+            return TRUE, end
+        end = _match(row, i, _FALSE)
+        if end >= 0:
+            return FALSE, end
+    return INVALID, i
+
+
+@_jit
+def _digits(row, i, w):
+    """Read the digits at ``row[i:]`` into ``w`` (modulo 2**64): ``(w, end)``."""
+    while i < row.size:
+        d = np.uint64(row[i]) - np.uint64(48)
+        if d > np.uint64(9):
+            break
+        w = w * _U10 + d
+        i += 1
+    return w, i
+
+
+@_jit
+def _exponent(row, i):
+    """``(exponent, end)`` of the digits of an exponent at ``row[i:]`` (after
+    the "e"); ``end`` is -1 when there is no digit."""
+    negative = i < row.size and row[i] == _MINUS
+    if i < row.size and (row[i] == _PLUS or row[i] == _MINUS):
+        i += 1
+    value, end = _digits(row, i, _U0)
+    if end - i > 15:  # clamp a long exponent (its digits may have overflowed)
+        value = _U0
+        for j in range(i, end):
+            value = min(value * _U10 + np.uint64(row[j] - 48), np.uint64(EXPONENT_LIMIT))
+    exponent = np.int64(value)
+    return -exponent if negative else exponent, end if end > i else -1
+
+
+@_jit
+def scan(row, words):
+    """Read one text.
+
+    Returns ``(kind, negative, w, e10, more, literal, start, exponent)``:
+    for a NUMBER, ``w`` holds its first 19 significant digits and the value
+    is ``w * 10**e10`` -- plus a little more when ``more`` (a non-zero digit
+    was left out); ``literal`` says there is no point and no exponent;
+    ``start`` is where the digits begin and ``exponent`` is the value of the
+    exponent part.  ``words`` also accepts "true" and "false"."""
+    n = row.size
+    i = 0
+    while i < n and _is_space(row[i]):
+        i += 1
+    signed = i < n and (row[i] == _PLUS or row[i] == _MINUS)
+    negative = signed and row[i] == _MINUS
+    i += np.int64(signed)
+    start = i
+    w, i = _digits(row, i, _U0)
+    whole = i - start
+    point = i < n and row[i] == _DOT
+    if point:
+        w, end = _digits(row, i + 1, w)
+        fraction = end - i - 1
+        i = end
+    else:
+        fraction = 0
+    e10, more, exponent, kind = -fraction, False, np.int64(0), NUMBER
+    if whole + fraction == 0:
+        kind, i = (INVALID, i) if point else _word(row, i, signed, words)
+    elif whole + fraction > FAST_DIGITS:  # w may have overflowed: read again
+        w, e10, more = _leading_digits(row, start)
+    if kind == NUMBER and i < n and np.int64(row[i]) | 0x20 == ord("e"):
+        exponent, i = _exponent(row, i + 1)
+        point = True  # not a literal
+        e10 += exponent
+        if i < 0:
+            kind, i = INVALID, n
+    while i < n and _is_space(row[i]):
+        i += 1
+    padding = 0
+    for j in range(n):  # only padding may follow (a whole-row loop: no branch to mispredict)
+        padding |= np.int64(row[j]) * (j >= i)
+    if padding != 0:
+        kind = INVALID
+    return kind, negative, w, e10, more, not point, start, exponent
+
+
+@_jit
+def fast_significand(w, e10):
+    """``(m, e2, sticky, ok)``: ``w * 10**e10`` (``w`` > 0) is ``m * 2**e2``, ``m``
+    with its top bit set, exactly when not ``sticky``, else a little more but
+    less than ``(m + 1) * 2**e2``.  ``ok`` False: the product could not tell."""
+    if e10 < POW5_MIN:
+        return _TOP_BIT, -_FAR_EXPONENT, True, True
+    if e10 > POW5_MAX:
+        return _TOP_BIT, _FAR_EXPONENT, True, True
+    shift = np.int64(leading_zeros(w))
+    wn = w << np.uint64(shift)
+    index = e10 - POW5_MIN
+    # The 192-bit product of wn and the 128-bit truncated power of five.
+    a1, a0 = multiply_full(wn, POW5_LOW[index])
+    b1, b0 = multiply_full(wn, POW5_HIGH[index])
+    p1 = a1 + b0
+    p2 = b1 + np.uint64(p1 < a1)
+    if p2 & _TOP_BIT:
+        m, rest, below = p2, p1, 0
+    else:
+        m, rest, below = (p2 << _U1) | (p1 >> np.uint64(63)), (p1 << _U1) | _U1, 1
+    e2 = POW5_EXPONENT[index] + e10 - shift + 128 - below
+    if 0 <= e10 <= _EXACT_POW5_MAX:  # the product is exact
+        return m, e2, (rest & ~np.uint64(below)) != _U0 or a0 != _U0, True
+    if -len(_POW5_U64) < e10 < 0 and w % _POW5_U64[-e10] == _U0:
+        # 5**-e10 divides w: the value is the integer w / 5**-e10 times 2**e10
+        quotient = w // _POW5_U64[-e10]
+        shift = np.int64(leading_zeros(quotient))
+        return quotient << np.uint64(shift), e10 - shift, False, True
+    # The value is not a 64-bit dyadic number: it is inexact.  The true
+    # product exceeds the computed one by less than wn in the lowest word,
+    # which changes m only through a carry across an all-ones rest.
+    return m, e2, True, not (a0 + wn < a0 and rest == _U64_MAX)
+
+
+@_jit
+def _trim(digits, count):
+    """The count of ``digits[:count]`` without its trailing zeros."""
+    while count > 0 and digits[count - 1] == 0:
+        count -= 1
+    return count
+
+
+@_jit
+def _load_digits(row, start, exponent, digits):
+    """The significant digits at ``row[start:]`` into ``digits`` (without
+    trailing zeros): ``(count, point, truncated)`` with the value
+    ``0.d1d2... * 10**point``; ``truncated``: non-zero digits were left out."""
+    count, point, truncated, after_point = 0, exponent, False, False
+    for i in range(start, row.size):
+        d = _digit(row[i])
+        if d < 0:
+            if row[i] != _DOT or after_point:
+                break
+            after_point = True
+        elif count == 0 and d == 0:
+            point -= np.int64(after_point)
+        else:
+            if count < DIGITS_MAX:
+                digits[count] = d
+                count += 1
+            else:
+                truncated |= d != 0
+            point += np.int64(not after_point)
+    return _trim(digits, count), point, truncated
+
+
+@_jit
+def _shift_right(digits, count, point, truncated, bits):
+    """The decimal divided by ``2**bits`` (1 <= bits <= 60), in place."""
+    mask = (_U1 << np.uint64(bits)) - _U1
+    read, acc = 0, _U0
+    while acc >> np.uint64(bits) == _U0:  # digits until the first quotient digit
+        acc = acc * _U10 + (np.uint64(digits[read]) if read < count else _U0)
+        read += 1
+    point -= read - 1
+    written = 0
+    while read < count:
+        digits[written] = acc >> np.uint64(bits)
+        written += 1
+        acc = (acc & mask) * _U10 + np.uint64(digits[read])
+        read += 1
+    while acc != _U0:
+        digit = acc >> np.uint64(bits)
+        if written < DIGITS_MAX:
+            digits[written] = digit
+            written += 1
+        else:
+            truncated |= digit != _U0
+        acc = (acc & mask) * _U10
+    return _trim(digits, written), point, truncated
+
+
+@_jit
+def _shift_left(digits, count, point, truncated, bits):
+    """The decimal times ``2**bits`` (1 <= bits <= 60), in place; ``digits``
+    has room for 19 digits more than :data:`DIGITS_MAX`."""
+    write, acc = count + 19, _U0  # 2**60 < 10**19: at most 19 new digits
+    for read in range(count - 1, -1, -1):
+        acc += np.uint64(digits[read]) << np.uint64(bits)
+        write -= 1
+        digits[write] = acc % _U10
+        acc //= _U10
+    while acc != _U0:
+        write -= 1
+        digits[write] = acc % _U10
+        acc //= _U10
+    grown = count + 19 - write
+    for j in range(grown):
+        digits[j] = digits[write + j]
+    for j in range(DIGITS_MAX, grown):
+        truncated |= digits[j] != 0
+    return _trim(digits, min(grown, DIGITS_MAX)), point + grown - count, truncated
+
+
+@_jit
+def _leading_digits(row, start):
+    """``(w, e10, more)`` of the mantissa at ``row[start:]``: its first 19
+    significant digits, the power of ten they are scaled by and whether a
+    non-zero digit was left out."""
+    digits = np.empty(DIGITS_MAX + 19, np.uint8)
+    count, point, truncated = _load_digits(row, start, 0, digits)
+    kept = min(count, FAST_DIGITS)
+    w = _U0
+    for j in range(kept):
+        w = w * _U10 + np.uint64(digits[j])
+    return w, point - kept, truncated or count > kept
+
+
+@_jit
+def exact_significand(row, start, exponent):
+    """``(m, e2, sticky)`` as :func:`fast_significand`, for the non-zero
+    mantissa at ``row[start:]`` times ``10**exponent``, by exact decimal
+    shifts."""
+    digits = np.empty(DIGITS_MAX + 19, np.uint8)
+    count, point, truncated = _load_digits(row, start, exponent, digits)
+    if point > 400:
+        return _TOP_BIT, _FAR_EXPONENT, True
+    if point < -400:
+        return _TOP_BIT, -_FAR_EXPONENT, True
+    e2 = np.int64(0)
+    while point > 0:  # down below 1
+        bits = min(4 * point, 60)
+        count, point, truncated = _shift_right(digits, count, point, truncated, bits)
+        e2 += bits
+    while point < 0 or digits[0] < 5:  # up into [0.5, 1)
+        bits = max(min(-point * 3321928 // 1000000, 60), 1)  # 2**bits <= 10**-point
+        count, point, truncated = _shift_left(digits, count, point, truncated, bits)
+        e2 -= bits
+    for _ in range(2):  # into [2**63, 2**64)
+        count, point, truncated = _shift_left(digits, count, point, truncated, 32)
+    m = _U0
+    for j in range(point):
+        m = m * _U10 + (np.uint64(digits[j]) if j < count else _U0)
+    return m, e2 - 64, truncated or count > point
+
+
+@_jit
+def read_float(row, to_odd, words):
+    """``(value, ok)``: the text at ``row`` as a float64 rounded to nearest even,
+    or to odd (``to_odd``); ``words`` accepts "true" (1.0) and "false"."""
+    kind, negative, w, e10, more, _, start, exponent = scan(row, words)
+    value = 0.0
+    if kind == NAN:
+        value = np.nan
+    elif kind == INFINITY:
+        value = np.inf
+    elif kind == TRUE:
+        value = 1.0
+    elif kind == NUMBER and w != _U0:
+        m, e2, sticky, ok = fast_significand(w, e10)
+        if more and ok:  # the value lies between w and w + 1 units
+            m_next, e2_next, _, ok_next = fast_significand(w + _U1, e10)
+            ok = ok_next and e2_next == e2 and m_next >> _U10 == m >> _U10
+            sticky = True
+        if not ok:
+            m, e2, sticky = exact_significand(row, start, exponent)
+        value = round_to_float64(m, e2, sticky, to_odd)
+    return -value if negative else value, kind != INVALID
+
+
+#: The fraction part of a number, as rounding to an integer sees it.
+FRACTION_ZERO, FRACTION_BELOW_HALF, FRACTION_HALF, FRACTION_ABOVE_HALF = range(4)
+
+
+@_jit
+def integer_parts(row, start, exponent):
+    """``(low, big, fraction)`` of the mantissa at ``row[start:]`` times
+    ``10**exponent``: its integer part modulo 2**64, whether that part is
+    2**64 or more, and the class of its fraction part."""
+    integer_digits = exponent
+    for i in range(start, row.size):
+        if _digit(row[i]) < 0:
+            break
+        integer_digits += 1
+    low, big, first, rest, position = _U0, False, 0, False, 0
+    for i in range(start, row.size):
+        d = _digit(row[i])
+        if d < 0:
+            if row[i] == _DOT:
+                continue
+            break
+        if position < integer_digits:
+            big |= low > (_U64_MAX - np.uint64(d)) // _U10
+            low = low * _U10 + np.uint64(d)
+        elif position == integer_digits:
+            first = d
+        else:
+            rest |= d != 0
+        position += 1
+    for _ in range(min(max(integer_digits - position, 0), 64)):  # 10**64 is 0 modulo 2**64
+        big |= low > _U64_MAX // _U10
+        low *= _U10
+    if first == 0 and not rest:
+        fraction = FRACTION_ZERO
+    elif first < 5:
+        fraction = FRACTION_BELOW_HALF
+    elif first == 5 and not rest:
+        fraction = FRACTION_HALF
+    else:
+        fraction = FRACTION_ABOVE_HALF
+    return low, big, fraction
+
+
+@_jit
+def read_integer(row, bits, signed):
+    """``(code, ok)``: the text at ``row`` cast to an integer of ``bits`` bits
+    (``signed`` or not), as its two's complement code in a uint64."""
+    kind, negative, _, _, _, literal, start, exponent = scan(row, False)
+    mask = _U64_MAX >> np.uint64(64 - bits)
+    highest = mask >> np.uint64(signed)  # the largest magnitude of either sign
+    lowest = (highest + _U1) if signed else _U0
+    value = _U0
+    if kind == INFINITY and bits >= 8:
+        value = (_U0 - lowest) if negative else highest
+    elif kind == NUMBER:
+        magnitude, big, fraction = integer_parts(row, start, exponent)
+        if literal and not big and (not negative or magnitude <= _TOP_BIT):
+            value = _U0 - magnitude if negative else magnitude
+        elif bits < 8:
+            up = fraction == FRACTION_ABOVE_HALF or (fraction == FRACTION_HALF and (magnitude & _U1) != _U0)
+            magnitude += np.uint64(up)
+            value = _U0 - magnitude if negative else magnitude
+        elif negative:
+            value = _U0 - (lowest if big or magnitude > lowest else magnitude)
+        else:
+            value = highest if big or magnitude > highest else magnitude
+    return value & mask, kind != INVALID
+
+
+def read(row, options, result):
+    """``(value, ok)`` for one text (``@njit`` code only): :func:`read_float`
+    with ``options = (to_odd, words)`` when ``result`` is a float64 or float32 array,
+    :func:`read_integer` with ``options = (bits, signed)`` when it is uint64."""
+    raise TypeError("read() is for @njit code")
+
+
+@overload(read, jit_options={"nogil": True})
+def _overload_read(row, options, result):
+    if result.dtype in (types.float32, types.float64):  # stored into float32: rounded from to-odd
+        return lambda row, options, result: read_float(row, options[0] != 0, options[1] != 0)
+    if result.dtype == types.uint64:
+        return lambda row, options, result: read_integer(row, options[0], options[1] != 0)
+
+
+@cached_njit(parallel=True, nogil=True)
+def read_kernel(chars, options, result, valid):
+    """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
+    points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
+    for i in prange(chars.shape[0]):
+        result[i], valid[i] = read(chars[i], options, result)

@@ -1,0 +1,252 @@
+"""STRING to numbers: the exact decimal value rounded once, checked against the
+exact reference (``Fraction`` of the text, rounded by exact.encode) on hard
+cases for every target; the grammar; the errors; the input kinds."""
+
+import zlib
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from conftest import storage_codes, variant_id, variants
+
+import exact
+import numbacast
+from numbacast import cast
+
+FLOAT_TARGETS = [t.name for t in numbacast.TYPES if t.is_float]
+INTEGER_TARGETS = [t.name for t in numbacast.TYPES if t.is_integer]
+
+
+def check_texts(texts, target, options):
+    """Cast ``texts`` to ``target`` and compare every code with the reference."""
+    got = storage_codes(cast(np.array(texts), target, **options))
+    expected = [exact.parse_code(target, text, **options) for text in texts]
+    bad = [i for i, code in enumerate(expected) if not exact.same_code(target, int(got[i]), code)]
+    assert not bad, f"{len(bad)} of {len(texts)} wrong ({target} {options}); first: " + ", ".join(
+        f"{texts[i][:60]!r}: got {int(got[i]):#x} expected {expected[i]:#x}" for i in bad[:4])
+
+
+def positional(digits, k, leading_zeros=0):
+    """digits * 10**k written without an exponent."""
+    text = str(digits)
+    if k >= 0:
+        return "0" * leading_zeros + text + "0" * k
+    text = text.rjust(-k + 1, "0")
+    return "0" * leading_zeros + text[:k] + "." + text[k:]
+
+
+def around(value, rng):
+    """Texts at and next to an exact dyadic value: written out in full (in
+    scientific and positional form, with leading zeros), with the 20th
+    significant digit one unit up and down, and a unit far beyond the last
+    digit up and down."""
+    digits, k = exact.exact_decimal(value)
+    n = len(str(digits))
+    texts = [f"{digits}e{k}", positional(digits, k, leading_zeros=int(rng.integers(0, 4))),
+             f"{digits * 10**22 + 1}e{k - 22}", f"{digits * 10**22 - 1}e{k - 22}"]
+    if n < 20:
+        twenty, k20 = digits * 10 ** (20 - n), k - (20 - n)
+    else:
+        twenty, k20 = digits // 10 ** (n - 20), k + n - 20
+    texts += [f"{twenty + 1}e{k20}", f"{twenty - 1}e{k20}", f"{twenty}E{k20:+d}"]
+    return texts
+
+
+def float_values(target, rng, count):
+    """The positive finite values of a float target (a sample of ``count``
+    and the smallest and largest beyond 8 bits)."""
+    bits = numbacast.resolve(target).storage.itemsize * 8
+    largest = 254 if target == "float8e8m0" else exact._fmt(target).maxcode
+    codes = range(1 << bits) if bits <= 8 else rng.integers(0, largest, count).tolist() + [1, largest]
+    values = {exact.decode(target, c) for c in codes}
+    return sorted(v.mag for v in values if v.kind == "finite" and v.mag > 0)
+
+
+def hard_texts(target, seed):
+    """Around each value and each tie with its upper neighbour (for
+    FLOAT8E8M0 also 1.5 times the value, where "nearest" goes up); half the
+    smallest value; the neighbour past the largest."""
+    rng = np.random.default_rng(seed)
+    values = float_values(target, rng, 150)
+    points = [values[0] / 2, values[-1] + exact.gaps(target, values[-1])[1]]
+    for value in values:
+        points += [value, value + exact.gaps(target, value)[1] / 2]
+        if target == "float8e8m0":
+            points.append(value * Fraction(3, 2))
+    texts = [text for point in points for text in around(point, rng)]
+    return texts + [f"-{text}" for text in texts[::7]]
+
+
+@pytest.mark.parametrize("variant", variants(FLOAT_TARGETS), ids=variant_id)
+def test_hard_cases_of_every_float_target(variant):
+    target, options = variant
+    check_texts(hard_texts(target, zlib.crc32(target.encode())), target, options)
+
+
+def long_mantissas(rng, count, length=800):
+    texts = []
+    for _ in range(count):
+        digits = "".join(map(str, rng.integers(0, 10, length)))
+        texts.append(f"{digits[0]}.{digits[1:]}e{int(rng.integers(-330, 310))}")
+    return texts
+
+
+@pytest.mark.parametrize("target", ["double", "float", "float16", "bfloat16", "float8e5m2"])
+def test_800_digit_mantissas(target):
+    rng = np.random.default_rng(800)
+    texts = long_mantissas(rng, 150)
+    # ties far out: a double midpoint, then 800 zeros and a one, or 800 nines
+    half = Fraction(1, 2**1075) * 3
+    digits, k = exact.exact_decimal(half)
+    texts += [f"{digits}{'0' * 800}1e{k - 801}", f"{digits - 1}{'9' * 800}e{k - 800}",
+              "0." + "0" * 800 + "1", "1" + "0" * 800]
+    check_texts(texts, target, {})
+
+
+def random_decimals(rng, count):
+    """Decimal texts of every shape: 1 to 25 digits, a point anywhere or
+    none, exponents over the whole float64 range and beyond."""
+    texts = []
+    for _ in range(count):
+        digits = "".join(map(str, rng.integers(0, 10, int(rng.integers(1, 26)))))
+        point = int(rng.integers(0, len(digits) + 1))
+        mantissa = digits[:point] + "." + digits[point:] if rng.random() < 0.7 else digits
+        if mantissa == ".":
+            mantissa = "0"
+        exponent = f"e{int(rng.integers(-345, 330))}" if rng.random() < 0.6 else ""
+        texts.append(("-" if rng.random() < 0.3 else "") + mantissa + exponent)
+    return texts
+
+
+def test_random_decimals_to_double_match_python():
+    """Python's float() rounds a decimal correctly to nearest even."""
+    texts = random_decimals(np.random.default_rng(7), 200_000)
+    got = cast(np.array(texts), "double")
+    expected = np.array([float(text) for text in texts])
+    bad = np.flatnonzero(got.view(np.uint64) != expected.view(np.uint64))
+    assert not bad.size, [(texts[i], got[i], expected[i]) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("target", ["float", "float16", "bfloat16", "float8e4m3fn", "float4e2m1", "float8e8m0"])
+def test_random_decimals_to_narrow_floats(target):
+    check_texts(random_decimals(np.random.default_rng(9), 4000), target, {})
+
+
+def test_no_double_rounding_through_float64():
+    # 0.1 to FLOAT is the float32 nearest 1/10; a FLOAT tie just above its
+    # float64 rounding: 1 + 2**-24 + 2**-60 rounds up in FLOAT (via float64 it
+    # would be the tie 1 + 2**-24 and go to even, 1.0).
+    assert cast(["0.1"], "float").view(np.uint32)[0] == np.float32(0.1).view(np.uint32)
+    text = positional(*exact.exact_decimal(1 + Fraction(1, 2**24) + Fraction(1, 2**60)))
+    assert cast([text], "float")[0] == np.nextafter(np.float32(1), np.float32(2))
+    assert cast([text], "double")[0] == 1 + 2.0**-24
+
+
+INTEGER_TEXTS = [
+    "0", "-0", "+7", "0005", " 12 ", "127", "128", "255", "256", "-128", "-129", "300", "-300", "65535", "65536",
+    "2147483647", "2147483648", "-2147483649", "4294967295", "4294967296",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+    "18446744073709551615", "18446744073709551616", "-18446744073709551615", "123456789012345678901",
+    "100.5", "-0.5", "0.5", "1.5", "2.5", "3.5", "-2.5", "-3.5", "7.5", "8.5", "-7.5", "2.5000000000000000001",
+    "2.4999999999999999999", "1e3", "1e30", "-1e30", "1e-30", "-1e-30", "5e-1", "0.05e2", "1e99999", "-1e-99999",
+    "123456789012345678901.5", "123456789012345678902.5", "-123456789012345678901.5", "18446744073709551615.5",
+    "9223372036854775807.9", "-9223372036854775808.9", "1" + "0" * 30 + ".5", "nan", "-NaN", "inf", "-Infinity",
+    "255.99", "-1.0", "1e0", "12e-1",
+]
+
+
+@pytest.mark.parametrize("target", INTEGER_TARGETS)
+def test_integer_targets(target):
+    check_texts(INTEGER_TEXTS, target, {})
+
+
+def test_integer_rules_spelled_out():
+    assert cast(["300", "300.0", "1e3", "100.5", "-100.5", "-1"], "int8").tolist() == [44, 127, 127, 100, -100, -1]
+    assert cast(["-1", "18446744073709551615", "-1.5"], "uint64").tolist() == [2**64 - 1, 2**64 - 1, 0]
+    assert cast(["18446744073709551615"], "int64").tolist() == [-1]
+    assert cast(["2.5", "3.5", "17", "17.0", "-2.5"], "int4").astype(int).tolist() == [2, 4, 1, 1, -2]
+
+
+BOOL_TEXTS = ["true", "FALSE", "True", " false ", "0", "-0.0", "0e10", "00.000", "1e-400", "nan", "-inf", "2",
+              "0.0000000000000000000000001"]
+
+
+def test_bool_target():
+    check_texts(BOOL_TEXTS, "bool", {})
+    assert cast(BOOL_TEXTS, "bool").tolist() == [True, False, True, False, False, False, False, False, True, True,
+                                                 True, True, True]
+
+
+VALID = ["1.", ".5", "+.5e-3", " \t1\n", "\r\v\f1.5\f", "INF", "-Infinity", "nAn", "+nan", "-NAN", "1E5", "1e+05",
+         "00.00", "-0", "+0.0e-0", "9" * 40, "0" * 50 + "1"]
+INVALID = ["", " ", "Hello World!", "1.2.3", "1e", "e5", ".", "+", "-", "1 2", "--1", "+-1", "1e+", "0x10", "1_000",
+           "infinit", "infinityy", "nanx", "in f", "1,5", "\u0661", "\uff11", "\x001", "1\x00 ", "1e5.5",
+           ". 5", "1. 5", "inf inity", "+ 1", "1e 5", "1f"]
+
+
+@pytest.mark.parametrize("target", ["double", "float8e4m3fn", "int32", "bool"])
+def test_grammar(target):
+    check_texts(VALID, target, {})
+    for text in INVALID:
+        with pytest.raises(ValueError):
+            cast([text], target)
+    for text in ["-true", "+false", "yes", "1true"] + (["true", "false"] if target != "bool" else []):
+        with pytest.raises(ValueError):
+            cast([text], target)
+
+
+def test_exponents_far_beyond_any_type():
+    texts = ["1e999999999999999999999", "-1e999999999999999999999", "1e-999999999999999999999", "0e99999999999999"]
+    assert cast(texts, "double").tolist() == [np.inf, -np.inf, 0.0, 0.0]
+    assert cast(texts, "int32").tolist() == [2**31 - 1, -2**31, 0, 0]
+    assert cast(texts, "int4").astype(int).tolist() == [0, 0, 0, 0]
+
+
+def test_error_names_the_first_bad_element_and_writes_nothing():
+    texts = np.array([["1.5", "2"], ["x1", "3"], ["4", "Hello World!"]])
+    snapshot = texts.copy()
+    out = np.full((3, 2), 7.0, np.float32)
+    with pytest.raises(ValueError, match=r"element \(1, 0\) \('x1'\)") as error:
+        cast(texts, "float", out=out)
+    assert "FLOAT" in str(error.value) and "inf" in str(error.value)
+    assert (out == 7.0).all() and np.array_equal(texts, snapshot)
+    with pytest.raises(ValueError, match=r"element 3 \(''\)"):
+        cast(["1", "2", "3", "", "x"], "int8")
+    with pytest.raises(ValueError, match="true/false"):
+        cast(["maybe"], "bool")
+    out = np.zeros(2, np.int16)
+    with pytest.raises(ValueError, match=r"element 1 \(b'1\.2\.3'\)"):
+        cast(np.array([b"5", b"1.2.3"]), "int16", out=out)
+    assert not out.any()
+
+
+def test_every_kind_of_text_array():
+    expected = [1.5, -2.0, np.inf]
+    texts = ["1.5", "-2", "inf"]
+    for array in (np.array(texts), np.array(texts, dtype="S"), np.array(texts, dtype=object),
+                  np.array(texts, dtype=">U5"), np.array([text for text in texts for _ in "ab"])[::2]):
+        assert cast(array, "double").tolist() == expected, array.dtype
+    assert cast(np.array("2.5"), "float16").shape == ()
+    assert cast(np.array([], dtype="<U3"), "float").shape == (0,)
+    assert cast(np.array([["1", "2"], ["3", "4"]]).T, "int8").tolist() == [[1, 3], [2, 4]]
+    with pytest.raises(TypeError, match="object"):
+        cast(np.array(["1", 2], dtype=object), "float")
+    with pytest.raises(TypeError, match="object"):
+        cast(np.array([None], dtype=object), "string")
+
+
+def test_out_for_numeric_targets():
+    out = np.zeros((2, 2), np.float16)
+    assert cast([["1", "2"], ["0.1", "inf"]], "float16", out=out) is out
+    assert out.tolist() == [[1.0, 2.0], [np.float16(0.1), np.inf]]
+    with pytest.raises(TypeError, match="out"):
+        cast(["1"], "float16", out=np.zeros(1, np.float32))
+
+
+def test_string_to_string_is_a_copy():
+    texts = np.array(["a", "1.5"])
+    result = cast(texts, "string")
+    assert result.tolist() == ["a", "1.5"] and not np.shares_memory(result, texts)
+    assert cast(np.array([b"x", "\u00e9".encode()]), "string").tolist() == ["x", "\u00e9"]  # UTF-8
+    with pytest.raises(ValueError, match="UTF-8"):
+        cast(np.array([b"\xff"]), "string")
