@@ -13,7 +13,7 @@ from .registry import resolve
 TABLE_MAX_ITEMSIZE = 2
 
 
-def cast(x, to, *, saturate=True, round_mode="up", out=None):
+def cast(x, to, *, saturate=True, round_mode="up", out=None, packed=False):
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
     Parameters
@@ -34,18 +34,26 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         Where to write the result: an array of the shape of ``x`` and exactly
         the target's storage dtype, writeable, any strides.  Checked before
         anything is written.
+    packed : bool
+        For the sub-byte targets (INT4, UINT4, FLOAT4E2M1, INT2, UINT2,
+        FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
+        :func:`numbacast.pack`), cast and packed in one pass.
 
     Returns
     -------
     numpy.ndarray
         ``out``, or a new array of the shape of ``x`` whose dtype is the NumPy
         storage of ``to`` (ml_dtypes dtypes for bfloat16, float8, float6,
-        float4, int4, uint4, int2 and uint2, one element per byte).
+        float4, int4, uint4, int2 and uint2, one element per byte); with
+        ``packed=True``, a flat uint8 array of ``ceil(x.size * bits / 8)`` bytes.
     """
     target = resolve(to)
     array = np.asarray(x)
     conversion = Conversion.make(source_type(array.dtype), target, check_saturate(saturate),
                                  check_round_mode(round_mode))
+    if check_packed(packed):
+        from .packing import cast_packed  # packing.py builds on this module
+        return cast_packed(conversion, array, out)
     if out is not None:
         check_out(out, array.shape, target)
     return run(conversion, array, out)
@@ -63,6 +71,12 @@ def check_saturate(saturate):
     if isinstance(saturate, (bool, np.bool_)) or (isinstance(saturate, (int, np.integer)) and saturate in (0, 1)):
         return bool(saturate)
     raise TypeError(f"saturate must be True/False (or 1/0), not {saturate!r}")
+
+
+def check_packed(packed):
+    if isinstance(packed, (bool, np.bool_)):
+        return bool(packed)
+    raise TypeError(f"packed must be True or False, not {packed!r}")
 
 
 def check_round_mode(round_mode):

@@ -1,0 +1,257 @@
+"""The ONNX wire layout of the sub-byte types, and casts fused with it.
+
+ONNX stores INT4, UINT4, FLOAT4E2M1 (4 bits), INT2, UINT2 (2 bits),
+FLOAT6E2M3 and FLOAT6E3M2 (6 bits) packed: the elements, in C order, form one
+little-endian bit stream, element ``i`` in bits ``i*b`` to ``i*b + b - 1``;
+the last byte is zero-padded.  A tensor of ``n`` elements takes
+``ceil(n*b/8)`` bytes.  So 4-bit types hold two elements per byte (the first
+in the low nibble), 2-bit types four per byte (the first in the lowest two
+bits) and 6-bit types four elements in three bytes.
+
+One generic formulation serves the three widths: a *group* is the fewest
+elements that fill whole bytes (``lcm(8, b)`` bits: 2 elements in 1 byte, 4 in
+1, 4 in 3), and the kernels work group by group, in parallel.
+
+The kernels take a :class:`~numbacast.conversion.Conversion`, so a cast and
+the packing are one pass: :func:`pack_with` casts every element and packs the
+results, :func:`unpack_with` unpacks and casts every element.  A conversion
+from a type to itself is the plain layout change.
+"""
+
+import functools
+import math
+import operator
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload
+
+from .api import TABLE_MAX_ITEMSIZE, check_round_mode, check_saturate, source_type, table
+from .cache import cached_njit
+from .conversion import Conversion, ConversionType, convert, kernel_dtype
+from .kernels import PARALLEL_MIN
+from .registry import TYPES, resolve
+
+_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
+
+#: The types that ONNX stores packed, fewer than 8 bits an element.
+PACKED_TYPES = tuple(t for t in TYPES if t.bits < 8)
+
+
+def group_shape(bits):
+    """(elements, bytes) of one group of ``bits``-bit elements."""
+    span = math.lcm(8, bits)
+    return span // bits, span // 8
+
+
+def packed_size(count, bits):
+    """Bytes taken by ``count`` packed elements of ``bits`` bits."""
+    return (count * bits + 7) // 8
+
+
+def _group_of(side):
+    """An ``@njit`` function ``group(conversion)`` giving the :func:`group_shape`
+    of the conversion's ``side`` ("source" or "target") as constants."""
+
+    def group(conversion):
+        raise TypeError("for @njit code only")
+
+    @overload(group, jit_options={"nogil": True})
+    def _overload_group(conversion):
+        if isinstance(conversion, ConversionType):
+            shape = group_shape(getattr(conversion.conversion, side).bits)
+            return lambda conversion: shape
+
+    return group
+
+
+target_group = _group_of("target")
+source_group = _group_of("source")
+
+
+def packed_element(value, conversion, table):
+    """One converted element (``@njit`` code only): ``table[value]`` when there
+    is a table, ``value`` itself when the conversion keeps the type, else
+    ``convert(value, conversion)``."""
+    raise TypeError("for @njit code only")
+
+
+@overload(packed_element, jit_options={"nogil": True})
+def _overload_packed_element(value, conversion, table):
+    if not isinstance(conversion, ConversionType):
+        return None
+    if not isinstance(table, types.NoneType):
+        return lambda value, conversion, table: table[value]
+    if conversion.conversion.source is conversion.conversion.target:
+        return lambda value, conversion, table: value
+    return lambda value, conversion, table: convert(value, conversion)
+
+
+@_jit
+def _pack_group(src, dst, first, count, base, nbytes, bits, conversion, table):
+    """Convert ``src[first:first + count]`` and write it packed to ``dst[base:base + nbytes]``.
+
+    Indices are unsigned so that Numba needs no negative-index wraparound and
+    LLVM can vectorise the loops around this one."""
+    mask = np.uint64((1 << bits) - 1)
+    word = np.uint64(0)
+    for k in range(count):
+        code = np.uint64(packed_element(src[np.uint64(first + k)], conversion, table)) & mask
+        word |= code << np.uint64(k * bits)
+    for b in range(nbytes):
+        dst[np.uint64(base + b)] = np.uint8((word >> np.uint64(8 * b)) & np.uint64(0xFF))
+
+
+@_jit
+def _unpack_group(src, dst, first, count, base, nbytes, bits, conversion, table):
+    """Convert the ``count`` elements packed in ``src[base:base + nbytes]`` into ``dst[first:]``
+    (unsigned indices, as in :func:`_pack_group`)."""
+    mask = np.uint64((1 << bits) - 1)
+    word = np.uint64(0)
+    for b in range(nbytes):
+        word |= np.uint64(src[np.uint64(base + b)]) << np.uint64(8 * b)
+    for k in range(count):
+        code = np.uint8((word >> np.uint64(k * bits)) & mask)
+        dst[np.uint64(first + k)] = packed_element(code, conversion, table)
+
+
+@cached_njit(parallel=True, nogil=True)
+def pack_kernel(src, dst, conversion, table):
+    """Write into the bytes ``dst`` the conversion of every element of ``src``, packed."""
+    per, nbytes = target_group(conversion)
+    bits = 8 * nbytes // per
+    full = src.size // per
+    if src.size < PARALLEL_MIN:
+        for g in range(full):
+            _pack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
+    else:
+        for g in prange(full):
+            _pack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
+    if src.size > full * per:
+        _pack_group(src, dst, full * per, src.size - full * per, full * nbytes, dst.size - full * nbytes, bits,
+                    conversion, table)
+
+
+@cached_njit(parallel=True, nogil=True)
+def unpack_kernel(src, dst, conversion, table):
+    """Write into ``dst`` the conversion of every element packed in the bytes ``src``."""
+    per, nbytes = source_group(conversion)
+    bits = 8 * nbytes // per
+    full = dst.size // per
+    if dst.size < PARALLEL_MIN:
+        for g in range(full):
+            _unpack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
+    else:
+        for g in prange(full):
+            _unpack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
+    if dst.size > full * per:
+        _unpack_group(src, dst, full * per, dst.size - full * per, full * nbytes, src.size - full * nbytes, bits,
+                      conversion, table)
+
+
+def _table_for(conversion):
+    """The table of converted codes a kernel uses for ``conversion``, or None."""
+    if conversion.source is conversion.target or conversion.source.storage.itemsize > TABLE_MAX_ITEMSIZE:
+        return None
+    return table(conversion)
+
+
+def check_packed_type(t, role):
+    """ValueError unless the type ``t`` is one that ONNX stores packed."""
+    if t not in PACKED_TYPES:
+        raise ValueError(f"{role} must be one of the packed sub-byte types "
+                         f"({', '.join(p.onnx_name for p in PACKED_TYPES)}), not {t.onnx_name}")
+
+
+def pack_with(conversion, array):
+    """The ONNX packed bytes (a flat uint8 array) of the conversion of every element of ``array``, in C order."""
+    check_packed_type(conversion.target, "the packed type")
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    flat = np.ascontiguousarray(array).reshape(-1)
+    lookup = _table_for(conversion)
+    src = flat.view(kernel_dtype(conversion.source) if lookup is None else f"u{flat.dtype.itemsize}")
+    dst = np.empty(packed_size(flat.size, conversion.target.bits), np.uint8)
+    pack_kernel(src, dst, conversion, lookup)
+    return dst
+
+
+def unpack_with(conversion, data, shape):
+    """An array of ``shape`` holding the conversion of every element packed in ``data``."""
+    check_packed_type(conversion.source, "the packed type")
+    shape = _check_shape(shape)
+    codes = _packed_bytes(data, conversion.source, shape)
+    out = np.empty(shape, conversion.target.storage)
+    unpack_kernel(codes, out.reshape(-1).view(kernel_dtype(conversion.target)), conversion, _table_for(conversion))
+    return out
+
+
+def _check_shape(shape):
+    """``shape`` (an integer or a sequence of them, none negative) as a tuple."""
+    try:
+        dims = tuple(map(operator.index, shape if isinstance(shape, (tuple, list)) else (shape,)))
+    except TypeError:
+        dims = None
+    if dims is None or any(d < 0 for d in dims):
+        raise ValueError(f"shape must be a non-negative integer or a tuple of them, not {shape!r}")
+    return dims
+
+
+def _packed_bytes(data, t, shape):
+    """``data`` (bytes-like or a uint8 array) as a flat uint8 array, checked
+    to be exactly the packed size of ``shape`` elements of type ``t``."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        codes = np.frombuffer(data, np.uint8)
+    elif isinstance(data, np.ndarray) and data.dtype == np.uint8:
+        codes = np.ascontiguousarray(data).reshape(-1)
+    else:
+        kind = f"an array of dtype {data.dtype}" if isinstance(data, np.ndarray) else type(data).__name__
+        raise TypeError(f"packed data must be bytes or a uint8 array, not {kind}")
+    count = math.prod(shape)
+    expected = packed_size(count, t.bits)
+    if codes.size != expected:
+        raise ValueError(f"packed {t.onnx_name} data of shape {shape} takes {expected} bytes "
+                         f"(ceil({count} * {t.bits} / 8)), not {codes.size}")
+    return codes
+
+
+def pack(x):
+    """The ONNX wire bytes of an array of a sub-byte type.
+
+    ``x`` is an array of ml_dtypes int4, uint4, float4_e2m1fn, int2, uint2,
+    float6_e2m3fn or float6_e3m2fn (one element per byte, as
+    :func:`numbacast.cast` returns them).  Returns a flat uint8 array of
+    ``ceil(x.size * bits / 8)`` bytes in the ONNX layout (elements in C
+    order).  To cast and pack in one pass, use ``cast(x, to, packed=True)``.
+    """
+    array = np.asarray(x)
+    t = source_type(array.dtype)
+    if t not in PACKED_TYPES:
+        raise TypeError(f"pack takes an array of a sub-byte type ({', '.join(p.name for p in PACKED_TYPES)}), "
+                        f"not of dtype {array.dtype}; cast(x, to, packed=True) casts and packs in one pass")
+    return pack_with(Conversion.make(t, t), array)
+
+
+def unpack(data, type, shape, *, to=None, saturate=True, round_mode="up"):
+    """The array packed in the ONNX wire bytes ``data``.
+
+    ``data`` holds ``shape`` elements of the sub-byte ONNX type ``type``
+    (bytes, bytearray, memoryview or a uint8 array of exactly
+    ``ceil(n * bits / 8)`` bytes).  Returns an array of ``shape`` in the
+    storage of ``type`` (one element per byte) or, with ``to``, its cast to
+    ``to`` (with ``saturate`` and ``round_mode`` as in :func:`numbacast.cast`)
+    in one pass.
+    """
+    source = resolve(type)
+    check_packed_type(source, "type")
+    target = source if to is None else resolve(to)
+    conversion = Conversion.make(source, target, check_saturate(saturate), check_round_mode(round_mode))
+    return unpack_with(conversion, data, shape)
+
+
+def cast_packed(conversion, array, out):
+    """``cast(..., packed=True)``: the packed bytes of the cast of ``array``."""
+    if out is not None:
+        raise ValueError("out= cannot be combined with packed=True")
+    check_packed_type(conversion.target, "with packed=True, the target type")
+    return pack_with(conversion, array)
