@@ -22,9 +22,8 @@ except ImportError as error:  # pragma: no cover - exercised with onnx hidden
 import numpy as np
 
 from . import operators, versions
-from .conversion import Conversion
 from .operators import cast, castlike
-from .packing import PACKED_TYPES, pack_with, unpack_with
+from .packing import PACKED_TYPES, pack, pack_with, packed_data, unpack, unpack_with
 from .registry import resolve
 
 __all__ = ["cast", "castlike", "ops", "cast_tensor", "tensor_to_array", "array_to_tensor"]
@@ -85,7 +84,7 @@ def tensor_to_array(tensor):
     payload = None if t is None else _packed_payload(tensor, t)
     if payload is None:
         return numpy_helper.to_array(tensor)
-    return unpack_with(Conversion.make(t, t), payload, tuple(tensor.dims))
+    return unpack(payload, t, tuple(tensor.dims))
 
 
 def _packed_tensor(data, t, shape, name):
@@ -100,7 +99,7 @@ def array_to_tensor(array, name=""):
     t = _packed_type(operators.type_name(array.dtype))
     if t is None:
         return numpy_helper.from_array(array, name or None)
-    return _packed_tensor(pack_with(Conversion.make(t, t), array), t, array.shape, name)
+    return _packed_tensor(pack(array), t, array.shape, name)
 
 
 def cast_tensor(tensor, to, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
@@ -120,7 +119,8 @@ def cast_tensor(tensor, to, *, opset=versions.LATEST_OPSET, saturate=None, round
     if conversion is not None and conversion.source in PACKED_TYPES and conversion.target not in PACKED_TYPES:
         payload = _packed_payload(tensor, conversion.source)
         if payload is not None:
-            return array_to_tensor(unpack_with(conversion, payload, shape), tensor.name)
+            codes, shape = packed_data(payload, conversion.source, shape)
+            return array_to_tensor(unpack_with(conversion, codes, shape), tensor.name)
     array = tensor_to_array(tensor)
     if conversion is not None and conversion.target in PACKED_TYPES:
         return _packed_tensor(pack_with(conversion, array), conversion.target, shape, tensor.name)

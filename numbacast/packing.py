@@ -156,6 +156,13 @@ def _table_for(conversion):
     return table(conversion)
 
 
+def layout_conversion(t):
+    """The conversion that packs or unpacks the type ``t`` unchanged.  Every
+    type of a width uses the same one, so they share one compiled kernel."""
+    carrier = next(p for p in PACKED_TYPES if p.bits == t.bits)
+    return Conversion.make(carrier, carrier)
+
+
 def check_packed_type(t, role):
     """ValueError unless the type ``t`` is one that ONNX stores packed."""
     if t not in PACKED_TYPES:
@@ -176,14 +183,20 @@ def pack_with(conversion, array):
     return dst
 
 
-def unpack_with(conversion, data, shape):
-    """An array of ``shape`` holding the conversion of every element packed in ``data``."""
+def unpack_with(conversion, codes, shape):
+    """An array of ``shape`` holding the conversion of every element packed in
+    ``codes``, as checked by :func:`packed_data`."""
     check_packed_type(conversion.source, "the packed type")
-    shape = _check_shape(shape)
-    codes = _packed_bytes(data, conversion.source, shape)
     out = np.empty(shape, conversion.target.storage)
     unpack_kernel(codes, out.reshape(-1).view(kernel_dtype(conversion.target)), conversion, _table_for(conversion))
     return out
+
+
+def packed_data(data, t, shape):
+    """(codes, shape): the packed ``data`` of ``shape`` elements of type ``t``
+    as a flat uint8 array, and ``shape`` as a tuple, both checked."""
+    shape = _check_shape(shape)
+    return _packed_bytes(data, t, shape), shape
 
 
 def _check_shape(shape):
@@ -229,7 +242,7 @@ def pack(x):
     if t not in PACKED_TYPES:
         raise TypeError(f"pack takes an array of a sub-byte type ({', '.join(p.name for p in PACKED_TYPES)}), "
                         f"not of dtype {array.dtype}; cast(x, to, packed=True) casts and packs in one pass")
-    return pack_with(Conversion.make(t, t), array)
+    return pack_with(layout_conversion(t), array)
 
 
 def unpack(data, type, shape, *, to=None, saturate=True, round_mode="up"):
@@ -244,9 +257,10 @@ def unpack(data, type, shape, *, to=None, saturate=True, round_mode="up"):
     """
     source = resolve(type)
     check_packed_type(source, "type")
-    target = source if to is None else resolve(to)
-    conversion = Conversion.make(source, target, check_saturate(saturate), check_round_mode(round_mode))
-    return unpack_with(conversion, data, shape)
+    if to is None:
+        return unpack_with(layout_conversion(source), *packed_data(data, source, shape)).view(source.storage)
+    conversion = Conversion.make(source, resolve(to), check_saturate(saturate), check_round_mode(round_mode))
+    return unpack_with(conversion, *packed_data(data, source, shape))
 
 
 def cast_packed(conversion, array, out):
