@@ -8,14 +8,16 @@ the last byte is zero-padded.  A tensor of ``n`` elements takes
 in the low nibble), 2-bit types four per byte (the first in the lowest two
 bits) and 6-bit types four elements in three bytes.
 
-One generic formulation serves the three widths: a *group* is the fewest
-elements that fill whole bytes (``lcm(8, b)`` bits: 2 elements in 1 byte, 4 in
-1, 4 in 3), and the kernels work group by group, in parallel.
+One generic formulation serves both directions and the three widths: packing
+re-cuts a stream of ``b``-bit items into 8-bit items, unpacking the reverse.
+The kernel works group by group, in parallel: a *group* is the fewest elements
+that fill whole bytes (``lcm(8, b)`` bits: 2 elements in 1 byte, 4 in 1, 4 in
+3).
 
-The kernels take a :class:`~numbacast.conversion.Conversion`, so a cast and
-the packing are one pass: :func:`pack_with` casts every element and packs the
-results, :func:`unpack_with` unpacks and casts every element.  A conversion
-from a type to itself is the plain layout change.
+The element side goes through a :class:`~numbacast.conversion.Conversion`, so
+a cast and the packing are one pass: :func:`pack_with` casts every element
+and packs the results, :func:`unpack_with` unpacks and casts every element.
+A conversion from a type to itself is the plain layout change.
 """
 
 import functools
@@ -28,7 +30,7 @@ from numba.extending import overload
 
 from .api import TABLE_MAX_ITEMSIZE, check_round_mode, check_saturate, source_type, table
 from .cache import cached_njit
-from .conversion import Conversion, ConversionType, convert, kernel_dtype
+from .conversion import Conversion, convert, kernel_dtype
 from .kernels import PARALLEL_MIN
 from .registry import TYPES, resolve
 
@@ -49,104 +51,81 @@ def packed_size(count, bits):
     return (count * bits + 7) // 8
 
 
-def _group_of(side):
-    """An ``@njit`` function ``group(conversion)`` giving the :func:`group_shape`
-    of the conversion's ``side`` ("source" or "target") as constants."""
-
-    def group(conversion):
-        raise TypeError("for @njit code only")
-
-    @overload(group, jit_options={"nogil": True})
-    def _overload_group(conversion):
-        if isinstance(conversion, ConversionType):
-            shape = group_shape(getattr(conversion.conversion, side).bits)
-            return lambda conversion: shape
-
-    return group
-
-
-target_group = _group_of("target")
-source_group = _group_of("source")
-
-
-def packed_element(value, conversion, table):
-    """One converted element (``@njit`` code only): ``table[value]`` when there
-    is a table, ``value`` itself when the conversion keeps the type, else
-    ``convert(value, conversion)``."""
+def stream_layout(read, write):
+    """``(in_items, in_bits, out_items, out_bits)`` of one group of
+    :func:`repack_kernel` as constants (``@njit`` code only)."""
     raise TypeError("for @njit code only")
 
 
-@overload(packed_element, jit_options={"nogil": True})
-def _overload_packed_element(value, conversion, table):
-    if not isinstance(conversion, ConversionType):
-        return None
+@overload(stream_layout, jit_options={"nogil": True})
+def _overload_stream_layout(read, write):
+    if isinstance(write, types.NoneType):  # packing: elements of the read conversion's target in, bytes out
+        bits = read.conversion.target.bits
+        elements, nbytes = group_shape(bits)
+        layout = (elements, bits, nbytes, 8)
+    else:  # unpacking: bytes in, elements of the write conversion's source out
+        bits = write.conversion.source.bits
+        elements, nbytes = group_shape(bits)
+        layout = (nbytes, 8, elements, bits)
+    return lambda read, write: layout
+
+
+def element(value, conversion, table):
+    """``value`` through ``conversion`` (``@njit`` code only): itself when the
+    conversion is None or keeps the type, ``table[value]`` when there is a
+    table, else ``convert(value, conversion)``."""
+    raise TypeError("for @njit code only")
+
+
+@overload(element, jit_options={"nogil": True})
+def _overload_element(value, conversion, table):
+    if isinstance(conversion, types.NoneType) or conversion.conversion.source is conversion.conversion.target:
+        return lambda value, conversion, table: value
     if not isinstance(table, types.NoneType):
         return lambda value, conversion, table: table[value]
-    if conversion.conversion.source is conversion.conversion.target:
-        return lambda value, conversion, table: value
     return lambda value, conversion, table: convert(value, conversion)
 
 
 @_jit
-def _pack_group(src, dst, first, count, base, nbytes, bits, conversion, table):
-    """Convert ``src[first:first + count]`` and write it packed to ``dst[base:base + nbytes]``.
+def _repack_group(src, dst, first_in, in_items, in_bits, first_out, out_items, out_bits, read, write, table):
+    """Read ``in_items`` items of ``in_bits`` bits from ``src`` into one
+    little-endian bit stream and write it out as ``out_items`` items of
+    ``out_bits`` bits to ``dst``, each item going through its side's conversion.
 
     Indices are unsigned so that Numba needs no negative-index wraparound and
-    LLVM can vectorise the loops around this one."""
-    mask = np.uint64((1 << bits) - 1)
-    word = np.uint64(0)
-    for k in range(count):
-        code = np.uint64(packed_element(src[np.uint64(first + k)], conversion, table)) & mask
-        word |= code << np.uint64(k * bits)
-    for b in range(nbytes):
-        dst[np.uint64(base + b)] = np.uint8((word >> np.uint64(8 * b)) & np.uint64(0xFF))
-
-
-@_jit
-def _unpack_group(src, dst, first, count, base, nbytes, bits, conversion, table):
-    """Convert the ``count`` elements packed in ``src[base:base + nbytes]`` into ``dst[first:]``
-    (unsigned indices, as in :func:`_pack_group`)."""
-    mask = np.uint64((1 << bits) - 1)
-    word = np.uint64(0)
-    for b in range(nbytes):
-        word |= np.uint64(src[np.uint64(base + b)]) << np.uint64(8 * b)
-    for k in range(count):
-        code = np.uint8((word >> np.uint64(k * bits)) & mask)
-        dst[np.uint64(first + k)] = packed_element(code, conversion, table)
+    LLVM can vectorise the loop around this one."""
+    in_mask = np.uint64((1 << in_bits) - 1)
+    out_mask = np.uint64((1 << out_bits) - 1)
+    stream = np.uint64(0)
+    for k in range(in_items):
+        item = np.uint64(element(src[np.uint64(first_in + k)], read, table)) & in_mask
+        stream |= item << np.uint64(k * in_bits)
+    for k in range(out_items):
+        item = np.uint8((stream >> np.uint64(k * out_bits)) & out_mask)
+        dst[np.uint64(first_out + k)] = element(item, write, table)
 
 
 @cached_njit(parallel=True, nogil=True)
-def pack_kernel(src, dst, conversion, table):
-    """Write into the bytes ``dst`` the conversion of every element of ``src``, packed."""
-    per, nbytes = target_group(conversion)
-    bits = 8 * nbytes // per
-    full = src.size // per
-    if src.size < PARALLEL_MIN:
+def repack_kernel(src, dst, read, write, table):
+    """Re-cut the bit stream of ``src`` into the items of ``dst``, group by group.
+
+    Packing: ``read`` is the conversion of each element of ``src`` and
+    ``write`` None; ``dst`` gets the packed bytes.  Unpacking: ``read`` is None
+    and ``write`` the conversion of each element unpacked from the bytes
+    ``src`` into ``dst``.  ``table`` (or None) holds the converted value of
+    every code of a narrow element type."""
+    in_items, in_bits, out_items, out_bits = stream_layout(read, write)
+    full = min(src.size // in_items, dst.size // out_items)
+    if max(src.size, dst.size) < PARALLEL_MIN:  # the element side is the longer
         for g in range(full):
-            _pack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
+            _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits,
+                          read, write, table)
     else:
         for g in prange(full):
-            _pack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
-    if src.size > full * per:
-        _pack_group(src, dst, full * per, src.size - full * per, full * nbytes, dst.size - full * nbytes, bits,
-                    conversion, table)
-
-
-@cached_njit(parallel=True, nogil=True)
-def unpack_kernel(src, dst, conversion, table):
-    """Write into ``dst`` the conversion of every element packed in the bytes ``src``."""
-    per, nbytes = source_group(conversion)
-    bits = 8 * nbytes // per
-    full = dst.size // per
-    if dst.size < PARALLEL_MIN:
-        for g in range(full):
-            _unpack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
-    else:
-        for g in prange(full):
-            _unpack_group(src, dst, g * per, per, g * nbytes, nbytes, bits, conversion, table)
-    if dst.size > full * per:
-        _unpack_group(src, dst, full * per, dst.size - full * per, full * nbytes, src.size - full * nbytes, bits,
-                      conversion, table)
+            _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits,
+                          read, write, table)
+    _repack_group(src, dst, full * in_items, src.size - full * in_items, in_bits,
+                  full * out_items, dst.size - full * out_items, out_bits, read, write, table)
 
 
 def _table_for(conversion):
@@ -179,7 +158,7 @@ def pack_with(conversion, array):
     lookup = _table_for(conversion)
     src = flat.view(kernel_dtype(conversion.source) if lookup is None else f"u{flat.dtype.itemsize}")
     dst = np.empty(packed_size(flat.size, conversion.target.bits), np.uint8)
-    pack_kernel(src, dst, conversion, lookup)
+    repack_kernel(src, dst, conversion, None, lookup)
     return dst
 
 
@@ -188,7 +167,8 @@ def unpack_with(conversion, codes, shape):
     ``codes``, as checked by :func:`packed_data`."""
     check_packed_type(conversion.source, "the packed type")
     out = np.empty(shape, conversion.target.storage)
-    unpack_kernel(codes, out.reshape(-1).view(kernel_dtype(conversion.target)), conversion, _table_for(conversion))
+    repack_kernel(codes, out.reshape(-1).view(kernel_dtype(conversion.target)), None, conversion,
+                  _table_for(conversion))
     return out
 
 
