@@ -30,7 +30,7 @@ from numba.extending import overload
 
 from .api import TABLE_MAX_ITEMSIZE, check_round_mode, check_saturate, source_type, table
 from .cache import cached_njit
-from .conversion import Conversion, convert, kernel_dtype
+from .conversion import DOUBLE, FLOAT, Conversion, convert, kernel_dtype
 from .kernels import PARALLEL_MIN
 from .registry import TYPES, resolve
 
@@ -129,8 +129,16 @@ def repack_kernel(src, dst, read, write, table):
 
 
 def _table_for(conversion):
-    """The table of converted codes a kernel uses for ``conversion``, or None."""
-    if conversion.source is conversion.target or conversion.source.storage.itemsize > TABLE_MAX_ITEMSIZE:
+    """The table of converted codes a kernel uses for ``conversion``, or None
+    to convert each element.
+
+    Sources of at most 16 bits go through a table, except the integers into
+    integers, BOOL, FLOAT and DOUBLE: those conversions are a few integer
+    operations that vectorise, much faster than a gather from a table."""
+    source, target = conversion.source, conversion.target
+    if source is target or source.storage.itemsize > TABLE_MAX_ITEMSIZE:
+        return None
+    if source.is_integer and (not target.is_float or target in (FLOAT, DOUBLE)):
         return None
     return table(conversion)
 
