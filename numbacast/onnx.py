@@ -16,7 +16,7 @@ try:
     import onnx
     from onnx import numpy_helper
     from onnx.reference.op_run import OpRun
-except ImportError as error:  # pragma: no cover - exercised with onnx hidden
+except ImportError as error:
     raise ImportError('numbacast.onnx needs the onnx package: pip install "numbacast[onnx]"') from error
 
 import numpy as np
