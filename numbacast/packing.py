@@ -34,7 +34,7 @@ from .conversion import DOUBLE, FLOAT, Conversion, convert, kernel_dtype
 from .kernels import PARALLEL_MIN
 from .registry import TYPES, resolve
 
-_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
+_jit = functools.partial(njit, cache=False, nogil=True)
 
 #: The types that ONNX stores packed, fewer than 8 bits an element.
 PACKED_TYPES = tuple(t for t in TYPES if t.bits < 8)
