@@ -8,9 +8,10 @@ from . import cache as _cache  # registers the disk cache locator before any ker
 from .api import cast
 from .cache import CacheWarning
 from .codecs import ROUND_MODES
+from .packing import pack, unpack
 from . import numba_ext as _numba_ext  # numbacast.cast inside @njit code
 from .registry import TYPES, OnnxType, resolve
 
 __version__ = "0.1.0"
 
-__all__ = ["cast", "resolve", "TYPES", "OnnxType", "ROUND_MODES", "CacheWarning", "__version__"]
+__all__ = ["cast", "pack", "unpack", "resolve", "TYPES", "OnnxType", "ROUND_MODES", "CacheWarning", "__version__"]

@@ -14,7 +14,7 @@ from .registry import resolve
 TABLE_MAX_ITEMSIZE = 2
 
 
-def cast(x, to, *, saturate=True, round_mode="up", out=None):
+def cast(x, to, *, saturate=True, round_mode="up", out=None, packed=False):
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
     Parameters
@@ -38,6 +38,10 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         the target's storage dtype (for STRING, any ``<U`` dtype wide enough
         for the longest text), writeable, any strides.  Checked before
         anything is written.  Not with a Dask array.
+    packed : bool
+        For the sub-byte targets (INT4, UINT4, FLOAT4E2M1, INT2, UINT2,
+        FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
+        :func:`numbacast.pack`), cast and packed in one pass.
 
     Returns
     -------
@@ -45,9 +49,10 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         ``out``, or a new array of the shape of ``x`` whose dtype is the NumPy
         storage of ``to`` (ml_dtypes dtypes for bfloat16, float8, float6,
         float4, int4, uint4, int2 and uint2, one element per byte; for
-        STRING a ``<U`` dtype just wide enough for the longest text).  For a
-        Dask array ``x``, a lazy Dask array with the same chunks (see
-        :mod:`numbacast.dask_array`); every argument is checked at the call.
+        STRING a ``<U`` dtype just wide enough for the longest text); with
+        ``packed=True``, a flat uint8 array of ``ceil(x.size * bits / 8)``
+        bytes.  For a Dask array ``x``, a lazy Dask array with the same chunks
+        (see :mod:`numbacast.dask_array`); every argument is checked at the call.
 
     Raises
     ------
@@ -55,16 +60,23 @@ def cast(x, to, *, saturate=True, round_mode="up", out=None):
         Also for a text that is not a number, naming its index.
     """
     target = resolve(to)
-    saturate, round_mode = check_saturate(saturate), check_round_mode(round_mode)
+    saturate, round_mode, packed = check_saturate(saturate), check_round_mode(round_mode), check_packed(packed)
     if is_dask_array(x):
-        from .dask_array import cast_lazily  # imports this module
+        from .dask_array import cast_lazily, refuse_dask  # imports this module
+        if packed:
+            refuse_dask(x, "numbacast.cast(..., packed=True)")
         return cast_lazily(x, target, saturate, round_mode, out)
     array = np.asarray(x)
     if target.is_string or array.dtype.kind in "USO":
+        if packed:
+            raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
         from .strings import cast_text  # the text layer builds on this module
 
         return cast_text(array, target, saturate, round_mode, out)
     conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
+    if packed:
+        from .packing import cast_packed  # packing.py builds on this module
+        return cast_packed(conversion, array, out)
     if out is not None:
         check_out(out, array.shape, target)
     return run(conversion, array, out)
@@ -81,6 +93,12 @@ def check_saturate(saturate):
     if isinstance(saturate, (bool, np.bool_)) or (isinstance(saturate, (int, np.integer)) and saturate in (0, 1)):
         return bool(saturate)
     raise TypeError(f"saturate must be True/False (or 1/0), not {saturate!r}")
+
+
+def check_packed(packed):
+    if isinstance(packed, (bool, np.bool_)):
+        return bool(packed)
+    raise TypeError(f"packed must be True or False, not {packed!r}")
 
 
 def check_round_mode(round_mode):

@@ -14,8 +14,8 @@ and array types -- on first use, and caches the machine code on disk
 converted on the calling thread; longer ones are split over Numba's thread
 pool (``numba.set_num_threads``).
 
-From Python, call :func:`launch`: it runs one parallel kernel at a time per
-process.  Numba's ``workqueue`` threading layer aborts the process when two
+From Python, call :func:`launch` (or any parallel kernel through
+:func:`take_turns`): one parallel kernel runs at a time per process.  Numba's ``workqueue`` threading layer aborts the process when two
 threads start parallel work at once, and every layer would oversubscribe the
 cores.
 """
@@ -83,12 +83,18 @@ def _entry_point(src, dst, conversion, table):
     return entry
 
 
+def take_turns(kernel, *args):
+    """``kernel(*args)`` for a parallel kernel called from Python in any
+    thread: one such call runs at a time in the process."""
+    with _PARALLEL_LAUNCH:
+        return kernel(*args)
+
+
 def launch(src, dst, conversion, table):
     """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays:
-    parallel runs take turns."""
+    parallel runs take turns, serial ones (small arrays) do not wait."""
     kernel = _entry_point(src, dst, conversion, table)
     if src.size < PARALLEL_MIN:
         kernel(src, dst, conversion, table)
     else:
-        with _PARALLEL_LAUNCH:
-            kernel(src, dst, conversion, table)
+        take_turns(kernel, src, dst, conversion, table)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .api import check_out, run
 from .conversion import DOUBLE, FLOAT, INT64, Conversion
+from .kernels import take_turns
 from .parsing import read_kernel
 from .printing import decimal_kernel, text_kernel
 from .registry import resolve
@@ -87,10 +88,10 @@ def format_numbers(array, source):
     n = flat.size
     digits, exponents = np.empty(n, np.uint64), np.empty(n, np.int32)
     forms, lengths = np.empty(n, np.uint8), np.empty(n, np.uint8)
-    decimal_kernel(flat, style, digits, exponents, forms, lengths)
+    take_turns(decimal_kernel, flat, style, digits, exponents, forms, lengths)
     width = max(int(lengths.max(initial=1)), 1)
     texts = np.empty(array.shape, f"<U{width}")
-    text_kernel(digits, exponents, forms, texts.reshape(-1).view(np.uint32).reshape(n, width))
+    take_turns(text_kernel, digits, exponents, forms, texts.reshape(-1).view(np.uint32).reshape(n, width))
     return texts
 
 
@@ -153,13 +154,13 @@ def parse_texts(array, target, saturate, round_mode, out):
     valid = np.empty(n, np.uint8)
     if target.is_integer:
         codes = np.empty(n, np.uint64)
-        read_kernel(chars, (target.bits, int(target.format.signed)), codes, valid)
+        take_turns(read_kernel, chars, (target.bits, int(target.format.signed)), codes, valid)
         _check_valid(array, valid, target)
         unsigned = np.dtype(f"u{target.storage.itemsize}")
         return _deliver(codes.astype(unsigned).view(target.storage).reshape(array.shape), out)
     direct = target in (FLOAT, DOUBLE)  # read straight into the result
     values = np.empty(n, target.storage if direct else np.float64)
-    read_kernel(chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
+    take_turns(read_kernel, chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
     _check_valid(array, valid, target)
     if direct:
         return _deliver(values.reshape(array.shape), out)

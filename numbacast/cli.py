@@ -1,0 +1,242 @@
+"""The command line, ``python -m numbacast``.
+
+* ``python -m numbacast`` prints the demo table;
+* ``python -m numbacast cast IN --to TYPE [--saturate 0|1] [--round-mode
+  up|down|nearest] [--opset N] -o OUT`` casts the tensor in IN (``.npy``, or
+  ``.pb`` for an ONNX TensorProto) as the ONNX Cast operator of that opset
+  does, and writes it to OUT (``.npy`` or ``.pb``);
+* ``python -m numbacast types`` prints which types each operator version takes;
+* ``python -m numbacast bench ...`` runs ``numbacast.bench.main`` when that
+  module is installed.
+
+Errors are one line on stderr and exit status 2.  OUT is written to a
+temporary file in its folder and renamed when complete, so a failed run
+leaves no partial file.  Inputs of 100 MB or more are cast in chunks, with a
+progress bar on stderr.
+"""
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from . import operators, versions
+from .codecs import ROUND_MODES
+from .registry import resolve
+
+#: Inputs of at least this many bytes are cast in chunks under a progress bar.
+PROGRESS_MIN_BYTES = 100 * 2**20
+
+#: Bytes of input cast at a time.
+CHUNK_BYTES = 16 * 2**20
+
+FILE_KINDS = (".npy", ".pb")
+
+
+class CommandError(Exception):
+    """A failure of the command line, reported as one line and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise CommandError(f"{self.prog}: {message}")
+
+
+def build_parser():
+    parser = _Parser(prog="python -m numbacast",
+                     description="The ONNX Cast operator for NumPy arrays and ONNX tensors. "
+                                 "Without a command: print the demo table.")
+    commands = parser.add_subparsers(dest="command", metavar="{cast,types,bench}", parser_class=_Parser)
+    cast = commands.add_parser("cast", help="cast a .npy or .pb tensor to a type, as the ONNX Cast operator",
+                               description="Cast the tensor in IN as the ONNX Cast operator in force at --opset "
+                                           "does, and write it to OUT. IN and OUT are .npy files or .pb files "
+                                           "(ONNX TensorProto; packed for the sub-byte types).")
+    cast.add_argument("input", metavar="IN", help="a .npy or .pb file")
+    cast.add_argument("--to", required=True, metavar="TYPE",
+                      help="the target type: an ONNX type name (FLOAT, float8e4m3fn, ...) or id (1, 17, ...)")
+    cast.add_argument("--saturate", type=int, choices=(0, 1), help="the saturate attribute (Cast-19 on; default 1)")
+    cast.add_argument("--round-mode", choices=ROUND_MODES, help="the round_mode attribute (Cast-24 on; default up)")
+    cast.add_argument("--opset", type=int, default=versions.LATEST_OPSET,
+                      help=f"the opset whose Cast version applies (default {versions.LATEST_OPSET})")
+    cast.add_argument("-o", "--output", required=True, metavar="OUT", help="a .npy or .pb file")
+    commands.add_parser("types", help="print the types each Cast and CastLike version takes")
+    commands.add_parser("bench", help="time numbacast (needs the bench module)", add_help=False)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        from .demo import main as demo
+        demo()
+        return 0
+    if argv[0] == "bench" and importlib.util.find_spec("numbacast.bench") is not None:
+        return importlib.import_module("numbacast.bench").main(argv[1:])
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "cast":
+            return cast_file(args)
+        if args.command == "types":
+            print(types_table())
+            return 0
+        raise CommandError(f"the {args.command!r} command is not installed")
+    except (CommandError, ValueError, TypeError, OSError, ImportError) as error:
+        message = " ".join(str(error).split())
+        print(f"numbacast: error: {message}", file=sys.stderr)
+        return 2
+
+
+def types_table():
+    """The table of the types (rows) that each Cast and CastLike version (columns) takes."""
+    labels = {name: f"{name} ({versions.TYPE_IDS[name]})" for name in versions.type_names()}
+    width = max(len(label) for label in labels.values())
+
+    def row(first, groups):
+        return first.ljust(width) + "".join("  |" + "".join(cell.rjust(3) for cell in cells) for cells in groups)
+
+    lines = ["The types each operator version takes, as input and as output (x):", "",
+             " " * width + "".join("  |" + op.center(3 * len(vs)) for op, vs in versions.VERSIONS.items()),
+             row("type (id)", [[str(v) for v in vs] for vs in versions.VERSIONS.values()])]
+    for name, label in labels.items():
+        lines.append(row(label, [["x" if versions.INTRODUCED[name] <= v else "." for v in vs]
+                                 for vs in versions.VERSIONS.values()]))
+    return "\n".join(lines)
+
+
+def parse_type(text):
+    """The ONNX name of the type called ``text``: a name in any case, or an id."""
+    key = text.strip()
+    if key.isdigit():
+        return versions.name_of_id(int(key))
+    if key.upper() in versions.TYPE_IDS:
+        return key.upper()
+    return resolve(key).onnx_name
+
+
+def file_kind(path):
+    kind = os.path.splitext(path)[1].lower()
+    if kind not in FILE_KINDS:
+        raise CommandError(f"{path}: unknown file kind {kind or '(none)'!r}; IN and OUT must end in .npy or .pb")
+    return kind
+
+
+def cast_file(args):
+    """``cast``: read IN, cast it as Cast at ``--opset``, write OUT."""
+    source_kind, target_kind = file_kind(args.input), file_kind(args.output)
+    spec = versions.in_force("Cast", args.opset)
+    target = parse_type(args.to)
+    to = target if spec.version < versions.TO_AS_ID_SINCE else versions.TYPE_IDS[target]
+    array, name = read_npy(args.input) if source_kind == ".npy" else read_pb(args.input)
+    job = operators.caster(spec, operators.type_name(array.dtype), spec.target(to), args.saturate, args.round_mode)
+    result = cast_array(job, array, f"{args.input} -> {target}")
+    write_atomically(args.output, lambda f: (write_npy if target_kind == ".npy" else write_pb)(f, result, name))
+    return 0
+
+
+def read_npy(path):
+    """(array, name) of a .npy file, memory-mapped."""
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if array.dtype.kind == "V":
+        raise ValueError(f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
+                         "ml_dtypes arrays to .npy under their dtype names, e.g. float8_e4m3fn")
+    return array, ""
+
+
+def read_pb(path):
+    """(array, name) of a file holding one serialized ONNX TensorProto."""
+    from . import onnx as numbacast_onnx
+
+    tensor = numbacast_onnx.onnx.TensorProto()
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        tensor.ParseFromString(data)
+    except Exception as error:  # protobuf's DecodeError
+        raise ValueError(f"{path} is not a serialized ONNX TensorProto ({error})") from None
+    return numbacast_onnx.tensor_to_array(tensor), tensor.name
+
+
+def cast_array(job, array, label, stream=None):
+    """``job(array)``; in chunks under a progress bar on ``stream`` (stderr)
+    when ``array`` takes :data:`PROGRESS_MIN_BYTES` or more."""
+    if job.conversion is None or array.nbytes < PROGRESS_MIN_BYTES:
+        return job(array)
+    out = np.empty(array.shape, job.conversion.target.storage)
+    source, target = np.ravel(array), out.reshape(-1)
+    step = max(1, CHUNK_BYTES // array.itemsize)
+    bar = ProgressBar(label, stream or sys.stderr)
+    try:
+        for start in range(0, source.size, step):
+            job(source[start:start + step], out=target[start:start + step])
+            bar.show(min(start + step, source.size) / source.size)
+    finally:
+        bar.close()
+    return out
+
+
+class ProgressBar:
+    """A progress bar drawn on one line of a text stream."""
+
+    WIDTH = 40
+
+    def __init__(self, label, stream):
+        self.label, self.stream = label, stream
+        self.show(0.0)
+
+    def show(self, fraction):
+        done = int(fraction * self.WIDTH)
+        self.stream.write(f"\r{self.label} [{'#' * done}{'.' * (self.WIDTH - done)}] {fraction:4.0%}")
+        self.stream.flush()
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def write_atomically(path, write):
+    """Call ``write(file)`` on a temporary file next to ``path``, then rename it
+    to ``path``; on any failure remove the temporary file and re-raise."""
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".numbacast-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as f:
+            write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def npy_descr(dtype):
+    """The .npy header ``descr`` of ``dtype``: NumPy's own, or for the ml_dtypes
+    types their name (which ``numpy.load`` reads once ml_dtypes is imported)."""
+    descr = np.lib.format.dtype_to_descr(dtype)
+    try:
+        if np.lib.format.descr_to_dtype(descr) == dtype:
+            return descr
+    except TypeError:
+        pass
+    return dtype.name
+
+
+def write_npy(f, array, name=""):
+    """Write ``array`` to the binary file ``f`` in the .npy format."""
+    array = np.ascontiguousarray(array)
+    header = {"descr": npy_descr(array.dtype), "fortran_order": False, "shape": array.shape}
+    np.lib.format.write_array_header_2_0(f, header)
+    f.write(array.reshape(-1).view(np.uint8).data)
+
+
+def write_pb(f, array, name=""):
+    """Write ``array`` to the binary file ``f`` as one serialized ONNX TensorProto."""
+    from .onnx import array_to_tensor
+
+    f.write(array_to_tensor(array, name).SerializeToString())

@@ -1,0 +1,127 @@
+"""numbacast for ONNX: the Cast and CastLike operators by version, a drop-in
+for ``onnx.reference``, and casts of TensorProtos.
+
+Needs the onnx package (``pip install "numbacast[onnx]"``).
+
+* :func:`cast`, :func:`castlike`: the operators on arrays, as the version in
+  force at an opset (:mod:`numbacast.operators`);
+* :data:`ops`: ``onnx.reference.ReferenceEvaluator(model,
+  new_ops=numbacast.onnx.ops)`` runs every Cast and CastLike node of the
+  model through numbacast, as the version in force at the model's opset;
+* :func:`cast_tensor`: a TensorProto cast to a TensorProto, reading and
+  writing the packed wire layout of the sub-byte types directly.
+"""
+
+try:
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference.op_run import OpRun
+except ImportError as error:
+    raise ImportError('numbacast.onnx needs the onnx package: pip install "numbacast[onnx]"') from error
+
+import numpy as np
+
+from . import operators, versions
+from .operators import cast, castlike
+from .packing import PACKED_TYPES, pack, pack_with, packed_data, unpack, unpack_with
+from .registry import resolve
+
+__all__ = ["cast", "castlike", "ops", "cast_tensor", "tensor_to_array", "array_to_tensor"]
+
+
+class _VersionedOp(OpRun):
+    """An operator of the main domain run by numbacast as the version in force
+    at the opset of the model (or function) it belongs to."""
+
+    op_domain = ""
+
+    def __init__(self, onnx_node, run_params, schema=None):
+        self.spec = versions.in_force(type(self).__name__, run_params["opsets"][onnx_node.domain])
+        # The attributes and their defaults are those of that version.
+        super().__init__(onnx_node, run_params, schema or onnx.defs.get_schema(self.spec.op, self.spec.version))
+
+
+class Cast(_VersionedOp):
+    def _run(self, x, to=None, saturate=None, round_mode=None):
+        return (cast(x, to, opset=self.spec.opset, saturate=saturate, round_mode=round_mode),)
+
+
+class CastLike(_VersionedOp):
+    def _run(self, x, like, saturate=None, round_mode=None):
+        return (castlike(x, like, opset=self.spec.opset, saturate=saturate, round_mode=round_mode),)
+
+
+#: The operators to give ``onnx.reference.ReferenceEvaluator(..., new_ops=ops)``.
+ops = [Cast, CastLike]
+
+
+def tensor_type_name(tensor):
+    """The name of the data type of a TensorProto."""
+    return versions.name_of_id(tensor.data_type)
+
+
+def _packed_payload(tensor, t):
+    """The packed bytes of a TensorProto of the packed type ``t``, or None when
+    its data is held otherwise (external data; FLOAT6 in ``int32_data``, one
+    element an entry)."""
+    if tensor.HasField("raw_data"):
+        return np.frombuffer(tensor.raw_data, np.uint8)
+    if tensor.data_location == onnx.TensorProto.EXTERNAL or t.bits == 6:
+        return None
+    return np.asarray(tensor.int32_data, np.int64).astype(np.uint8)  # one packed byte an entry
+
+
+def _packed_type(name):
+    """The :class:`OnnxType` of the type called ``name`` if ONNX stores it packed, else None."""
+    if name == "STRING" or resolve(name) not in PACKED_TYPES:
+        return None
+    return resolve(name)
+
+
+def tensor_to_array(tensor):
+    """The values of a TensorProto as an array (sub-byte types one element a byte)."""
+    t = _packed_type(tensor_type_name(tensor))
+    payload = None if t is None else _packed_payload(tensor, t)
+    if payload is None:
+        return numpy_helper.to_array(tensor)
+    return unpack(payload, t, tuple(tensor.dims))
+
+
+def _packed_tensor(data, t, shape, name):
+    tensor = onnx.TensorProto(name=name, data_type=t.id, dims=shape)
+    tensor.raw_data = data.tobytes()
+    return tensor
+
+
+def array_to_tensor(array, name=""):
+    """A TensorProto holding ``array``, packed where its type is packed."""
+    array = np.asarray(array)
+    t = _packed_type(operators.type_name(array.dtype))
+    if t is None:
+        return numpy_helper.from_array(array, name or None)
+    return _packed_tensor(pack(array), t, array.shape, name)
+
+
+def cast_tensor(tensor, to, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
+    """Cast a TensorProto as the ONNX Cast operator in force at ``opset`` does.
+
+    ``tensor`` may hold its values in ``raw_data`` or in the typed fields
+    (``float_data``, ``int32_data``, ...).  ``to``, ``opset``, ``saturate``
+    and ``round_mode`` are as in :func:`cast`.  Returns a TensorProto of the
+    target type, with the name and dims of ``tensor``, its values in
+    ``raw_data`` (``string_data`` for STRING), packed for the sub-byte types.
+    Packed data is read and written by the kernels that cast, in one pass.
+    """
+    spec = versions.in_force("Cast", opset)
+    job = operators.caster(spec, tensor_type_name(tensor), spec.target(to), saturate, round_mode)
+    conversion = job.conversion
+    shape = tuple(tensor.dims)
+    if conversion is not None and conversion.source in PACKED_TYPES and conversion.target not in PACKED_TYPES:
+        payload = _packed_payload(tensor, conversion.source)
+        if payload is not None:
+            codes, shape = packed_data(payload, conversion.source, shape)
+            return array_to_tensor(unpack_with(conversion, codes, shape), tensor.name)
+    array = tensor_to_array(tensor)
+    if conversion is not None and conversion.target in PACKED_TYPES:
+        return _packed_tensor(pack_with(conversion, array), conversion.target, shape, tensor.name)
+    return array_to_tensor(job(array), tensor.name)

@@ -1,0 +1,186 @@
+"""The command line, run in-process through ``numbacast.cli.main`` (and once
+as ``python -m numbacast``)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+import exact
+from numbacast import cli, demo
+
+VALUES = np.array([[0.3, 1.7, -7.0, np.nan], [np.inf, 3.0, 465.0, -0.0], [1e-9, 2.5, -1e9, 100.0]], np.float32)
+
+
+def run(argv, capsys):
+    status = cli.main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def reference(values, target, **options):
+    """Exact codes of float32 ``values`` cast to ``target``."""
+    return [exact.cast_code("float", code, target, **options) for code in codes(values)]
+
+
+def codes(array):
+    return array.reshape(-1).view(f"u{array.dtype.itemsize}").tolist()
+
+
+def read_pb(path):
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(path.read_bytes())
+    return tensor
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, VALUES)
+    return path
+
+
+@pytest.mark.parametrize("target", ["float8e4m3fn", "INT4", "float6e3m2", "BFLOAT16"])
+def test_round_trip_npy_pb_npy(source, tmp_path, capsys, target):
+    middle, back = tmp_path / "y.pb", tmp_path / "z.NPY"
+    assert run(["cast", str(source), "--to", target, "-o", str(middle)], capsys) == (0, "", "")
+    tensor = read_pb(middle)
+    assert onnx.TensorProto.DataType.Name(tensor.data_type) == target.upper() and list(tensor.dims) == [3, 4]
+    expected = reference(VALUES, target.lower())
+    assert codes(numpy_helper.to_array(tensor)) == expected
+    assert run(["cast", str(middle), "--to", "1", "-o", str(back)], capsys)[0] == 0
+    result = np.load(back)
+    assert result.dtype == np.float32 and result.shape == (3, 4)
+    assert codes(result) == [exact.cast_code(target.lower(), code, "float") for code in expected]
+
+
+def test_npy_of_an_ml_dtypes_type_reads_back(source, tmp_path, capsys):
+    out = tmp_path / "y.npy"
+    assert run(["cast", str(source), "--to", "float8e5m2", "-o", str(out)], capsys)[0] == 0
+    result = np.load(out)
+    assert result.dtype == ml_dtypes.float8_e5m2 and codes(result) == reference(VALUES, "float8e5m2")
+    assert run(["cast", str(out), "--to", "DOUBLE", "-o", str(tmp_path / "z.npy")], capsys)[0] == 0
+    assert np.load(tmp_path / "z.npy").dtype == np.float64
+
+
+@pytest.mark.parametrize("flags, target, options", [
+    (["--saturate", "0"], "float8e4m3fn", dict(saturate=False)),
+    (["--saturate", "1", "--opset", "19"], "float8e4m3fnuz", dict(fnuz_inf_to_nan=True)),
+    (["--opset", "24"], "float8e4m3fnuz", dict()),
+    (["--round-mode", "down"], "float8e8m0", dict(round_mode="down")),
+    (["--round-mode", "nearest", "--saturate", "0"], "float8e8m0", dict(round_mode="nearest", saturate=False)),
+    (["--opset", "1"], "int16", dict()),
+])
+def test_flags(source, tmp_path, capsys, flags, target, options):
+    out = tmp_path / "y.npy"
+    assert run(["cast", str(source), "--to", target, *flags, "-o", str(out)], capsys)[0] == 0
+    assert codes(np.load(out)) == reference(VALUES, target, **options)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["cast", "{missing}", "--to", "float", "-o", "{out}"], "No such file or directory"),
+    (["cast", "{source}", "--to", "float9", "-o", "{out}"], "unknown type name 'float9'"),
+    (["cast", "{source}", "--to", "99", "-o", "{out}"], "unknown TensorProto.DataType id 99"),
+    (["cast", "{source}", "--to", "float8e4m3fn", "--opset", "18", "-o", "{out}"],
+     "Cast-13 \\(in force at opset 18\\) does not take FLOAT8E4M3FN as its output type"),
+    (["cast", "{source}", "--to", "int8", "--saturate", "1", "--opset", "13", "-o", "{out}"],
+     "Cast-13 .* has no saturate attribute"),
+    (["cast", "{source}", "--to", "int8", "--opset", "29", "-o", "{out}"], "Cast is defined from opset 1 to 28"),
+    (["cast", "{source}", "--to", "int8", "--saturate", "2", "-o", "{out}"], "argument --saturate: invalid choice"),
+    (["cast", "{source}", "--to", "int8", "--round-mode", "up-ish", "-o", "{out}"], "argument --round-mode"),
+    (["cast", "{source}", "--to", "int8", "-o", "{tmp}/y.txt"], "unknown file kind '.txt'"),
+    (["cast", "{source}", "--to", "int8"], "the following arguments are required: -o/--output"),
+    (["cast", "{source}", "--to", "int8", "-o", "{tmp}/no/such/dir/y.npy"], "No such file or directory"),
+    (["convert", "x"], "invalid choice: 'convert'"),
+])
+def test_errors_are_one_line_and_leave_no_file(source, tmp_path, capsys, argv, message):
+    names = dict(source=source, missing=tmp_path / "missing.npy", out=tmp_path / "y.npy", tmp=tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    status, out, err = run([arg.format(**names) for arg in argv], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("numbacast: error: ")
+    assert re.search(message, err), err
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_bad_input_files(tmp_path, capsys):
+    void = tmp_path / "void.npy"
+    np.save(void, np.zeros(3, ml_dtypes.bfloat16))  # numpy writes these as raw bytes ('<V2')
+    garbage = tmp_path / "garbage.pb"
+    garbage.write_bytes(b"\xff\xff\xff\xff")
+    complex_npy = tmp_path / "complex.npy"
+    np.save(complex_npy, np.zeros(2, np.complex64))
+    for path, message in ((void, "holds raw bytes"), (garbage, "is not a serialized ONNX TensorProto"),
+                          (complex_npy, "complex")):
+        status, _, err = run(["cast", str(path), "--to", "float", "-o", str(tmp_path / "y.npy")], capsys)
+        assert status == 2 and message in err
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_a_failed_write_leaves_no_file(source, tmp_path, capsys, monkeypatch):
+    def failing(f, array, name=""):
+        f.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cli, "write_npy", failing)
+    status, _, err = run(["cast", str(source), "--to", "int8", "-o", str(tmp_path / "y.npy")], capsys)
+    assert status == 2 and "disk full" in err
+    assert sorted(os.listdir(tmp_path)) == ["x.npy"]
+
+
+def test_output_replaces_an_existing_file(source, tmp_path, capsys):
+    out = tmp_path / "y.npy"
+    out.write_bytes(b"old")
+    assert run(["cast", str(source), "--to", "int8", "-o", str(out)], capsys)[0] == 0
+    assert np.load(out).dtype == np.int8 and sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]
+
+
+def test_large_inputs_are_cast_in_chunks_with_a_progress_bar(tmp_path, capsys, monkeypatch):
+    values = np.random.default_rng(3).standard_normal((50, 41)).astype(np.float32) * 100
+    path = tmp_path / "big.npy"
+    np.save(path, values)
+    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 1000)
+    monkeypatch.setattr(cli, "CHUNK_BYTES", 1024)  # 256 elements a chunk, 9 chunks
+    status, out, err = run(["cast", str(path), "--to", "float8e4m3fn", "-o", str(tmp_path / "y.pb")], capsys)
+    assert status == 0
+    assert err.count("\r") == 10 and err.rstrip("\n").endswith("[" + "#" * 40 + "] 100%")
+    result = numpy_helper.to_array(read_pb(tmp_path / "y.pb"))
+    assert result.shape == (50, 41) and codes(result) == reference(values, "float8e4m3fn")
+
+
+def test_types(capsys):
+    status, out, _ = run(["types"], capsys)
+    assert status == 0
+    lines = out.splitlines()
+    assert any(line.split("|")[0].strip() == "type (id)" for line in lines)
+    row = next(line for line in lines if line.startswith("FLOAT8E8M0 (24)"))
+    assert row.split("|")[1].split() == ["."] * 7 + ["x"] * 3
+    assert row.split("|")[2].split() == ["."] * 4 + ["x"] * 2
+    string = next(line for line in lines if line.startswith("STRING (8)"))
+    assert string.split("|")[1].split() == [".", "."] + ["x"] * 8
+
+
+def test_no_command_prints_the_demo(capsys, monkeypatch):
+    monkeypatch.setattr(demo, "main", lambda: print("the demo"))
+    assert run([], capsys) == (0, "the demo\n", "")
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["cast", "--help"])
+    assert exit_.value.code == 0
+    assert "--round-mode" in capsys.readouterr().out
+
+
+def test_python_dash_m(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "numbacast", "cast", str(tmp_path / "missing.pb"), "--to",
+                             "float", "-o", str(tmp_path / "y.npy")], capture_output=True, text=True)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("numbacast: error: ") and result.stderr.count("\n") == 1
+    assert os.listdir(tmp_path) == []
