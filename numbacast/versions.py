@@ -12,8 +12,9 @@ the types it accepts (for both its input and its output) or its attributes:
 * in versions 19 to 23, +/-inf cast into FLOAT8E4M3FNUZ or FLOAT8E5M2FNUZ
   gives NaN even when saturating (from version 24 it gives +/-max).
 
-The tables hold what ONNX 1.23 defines.  There is no CastLike-28: at opset 28
-CastLike-25 is in force, which does not accept the float6 types.
+The tables hold what ONNX 1.23 defines, plus CastLike-28: ONNX 1.23 added
+the float6 types to Cast-28 only, but CastLike has always taken the types of
+the Cast of its opset, so numbacast's CastLike-28 takes the float6 types too.
 
 This module does not need onnx.
 """
@@ -28,7 +29,7 @@ from .registry import REFUSED, TYPES
 #: The opsets at which a new version of each operator came.
 VERSIONS = {
     "Cast": (1, 6, 9, 13, 19, 21, 23, 24, 25, 28),
-    "CastLike": (15, 19, 21, 23, 24, 25),
+    "CastLike": (15, 19, 21, 23, 24, 25, 28),
 }
 
 #: The newest opset whose operators this module describes.
