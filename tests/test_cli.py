@@ -161,7 +161,9 @@ def test_types(capsys):
     assert any(line.split("|")[0].strip() == "type (id)" for line in lines)
     row = next(line for line in lines if line.startswith("FLOAT8E8M0 (24)"))
     assert row.split("|")[1].split() == ["."] * 7 + ["x"] * 3
-    assert row.split("|")[2].split() == ["."] * 4 + ["x"] * 2
+    assert row.split("|")[2].split() == ["."] * 4 + ["x"] * 3
+    float6 = next(line for line in lines if line.startswith("FLOAT6E2M3 (27)"))
+    assert float6.split("|")[1].split() == ["."] * 9 + ["x"] and float6.split("|")[2].split() == ["."] * 6 + ["x"]
     string = next(line for line in lines if line.startswith("STRING (8)"))
     assert string.split("|")[1].split() == [".", "."] + ["x"] * 8
 
