@@ -61,6 +61,14 @@ def numbacast_cast(source, target, size):
     return lambda: cast(x, target)
 
 
+def numbacast_cast_into(source, target, size):
+    """numbacast writing into one reused ``out=`` array, as a runtime reuses
+    the output buffers of its memory arena (no fresh pages to fault in)."""
+    x = sample(source, size)
+    out = cast(x, target)
+    return lambda: cast(x, target, out=out)
+
+
 def astype_cast(source, target, size):
     """NumPy's ``astype`` (ml_dtypes' for the ml_dtypes types)."""
     x = sample(source, size)
