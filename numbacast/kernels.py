@@ -77,8 +77,8 @@ def _entry_point(src, dst, conversion, table):
     key = _signature_key(src, dst, conversion, table)
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
-        cast_kernel.compile(tuple(typeof(arg) for arg in (src, dst, conversion, table)))
         signature = tuple(typeof(arg) for arg in (src, dst, conversion, table))
+        cast_kernel.compile(signature)  # or load it from the disk cache
         entry = _ENTRY_POINTS[key] = cast_kernel.overloads[signature].entry_point
     return entry
 
