@@ -5,7 +5,7 @@ after checking every argument, so a bad target, option or source dtype raises
 at the call, not at ``compute()``.  The result is a Dask array of NumPy chunks,
 with the chunks of the input and the target's storage dtype.  Each chunk
 (anything ``numpy.asarray`` accepts, cast from its own dtype) is cast by
-:func:`cast_block` in whatever process computes it -- the caller's, or a
+:func:`numbacast.cast` in whatever process computes it -- the caller's, or a
 ``dask.distributed`` worker, which loads the compiled kernel from the disk
 cache like any other process.
 
@@ -34,13 +34,8 @@ def cast_lazily(x, target, saturate, round_mode, out):
                         "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)")
     resolve(x.dtype)
     storage = target.storage
-    return x.map_blocks(cast_block, to=target.id, saturate=saturate, round_mode=round_mode, dtype=storage,
+    return x.map_blocks(cast, to=target.id, saturate=saturate, round_mode=round_mode, dtype=storage,
                         meta=np.empty((0,) * x.ndim, storage), token=f"numbacast-cast-{target.name}")
-
-
-def cast_block(block, to, saturate, round_mode):
-    """One chunk of :func:`cast_lazily`: ``numbacast.cast(block, to, ...)``."""
-    return cast(block, to, saturate=saturate, round_mode=round_mode)
 
 
 def refuse_dask(x, what):
