@@ -2,7 +2,8 @@
 
 ``float_bits(x)`` returns the IEEE bits of a float32 (as uint32) or float64
 (as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
-``leading_zeros`` counts the leading zero bits of an integer.
+``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
+trailing zero and set bits of an integer.
 """
 
 from llvmlite import ir
@@ -47,13 +48,24 @@ float32_from_bits = _from_bits(types.float32)
 float64_from_bits = _from_bits(types.float64)
 
 
-@intrinsic
-def leading_zeros(typingctx, x):
-    """Number of leading zero bits of an integer (its width for 0)."""
-    if not isinstance(x, types.Integer):
-        raise errors.NumbaTypeError(f"leading_zeros takes an integer, not {x}")
+def _bit_count(name, doc, emit):
+    def count(typingctx, x):
+        if not isinstance(x, types.Integer):
+            raise errors.NumbaTypeError(f"{name} takes an integer, not {x}")
 
-    def codegen(context, builder, signature, args):
-        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+        def codegen(context, builder, signature, args):
+            return emit(builder, args[0])
 
-    return x(x), codegen
+        return x(x), codegen
+
+    count.__name__ = count.__qualname__ = name
+    count.__doc__ = doc
+    return intrinsic(count)
+
+
+_DEFINED_AT_ZERO = ir.Constant(ir.IntType(1), 0)
+leading_zeros = _bit_count("leading_zeros", "Number of leading zero bits of an integer (its width for 0).",
+                           lambda builder, x: builder.ctlz(x, _DEFINED_AT_ZERO))
+trailing_zeros = _bit_count("trailing_zeros", "Number of trailing zero bits of an integer (its width for 0).",
+                            lambda builder, x: builder.cttz(x, _DEFINED_AT_ZERO))
+ones = _bit_count("ones", "Number of set bits of an integer.", lambda builder, x: builder.ctpop(x))

@@ -35,8 +35,9 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .bits import leading_zeros
+from .bits import leading_zeros, ones, trailing_zeros
 from .cache import cached_njit
+from .chars import WINDOW, borrowed_row, classes
 from .codecs import round_to_float64
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
 
@@ -188,6 +189,72 @@ def scan(row, words):
     return kind, negative, w, e10, more, not point, start, exponent
 
 
+@functools.partial(_jit, inline="always")
+def _bit(mask, i):
+    """Bit ``i`` of a uint64 ``mask`` as 0 or 1 (0 from bit 64 on)."""
+    return np.int64((mask >> np.uint64(i & 63)) & _U1) * (i < 64)
+
+
+@functools.partial(_jit, inline="always")
+def _span(low, high):
+    """The uint64 mask of bits ``low`` to ``high - 1`` (0 <= low <= high <= 64)."""
+    if high <= low:
+        return _U0
+    return (_U64_MAX >> np.uint64(64 - high + low)) << np.uint64(low)
+
+
+@functools.partial(_jit, inline="always")
+def _decimal(row, start, end):
+    """The value of the digits of ``row[start:end]``, passing over one point."""
+    w = _U0
+    for i in range(start, end):
+        d = np.uint64(row[i]) - np.uint64(48)
+        w = w * _U10 + d if d <= np.uint64(9) else w
+    return w
+
+
+@functools.partial(_jit, inline="always")
+def quick_scan(row):
+    """:func:`scan` of a plain number -- at most 19 digits, the whole text
+    within the first :data:`~numbacast.chars.WINDOW` characters -- read from
+    character class masks: ``(True, kind, negative, ...)`` as scan returns,
+    or ``(False, ...)`` for any other text, which scan reads."""
+    digit, point, letter_e, sign, space, used = classes(row)
+    text = used & ~space
+    end = 64 - np.int64(leading_zeros(used))  # padding (zeros) only from here on
+    first, last = np.int64(trailing_zeros(text)), 64 - np.int64(leading_zeros(text))
+    failed = (False, INVALID, False, _U0, np.int64(0), False, False, np.int64(0), np.int64(0))
+    if row.size > WINDOW or text == _U0 or used != _span(0, end):
+        return failed
+    start = first + _bit(sign, first)
+    mantissa_end = start + np.int64(trailing_zeros(~((digit | point) >> np.uint64(start & 63))))
+    mantissa = _span(start, min(mantissa_end, 64))
+    count, points = ones(digit & mantissa), ones(point & mantissa)
+    if start >= 64 or count == _U0 or count > FAST_DIGITS or points > _U1:
+        return failed
+    exponent, has_exponent = np.int64(0), mantissa_end < last
+    if has_exponent:
+        digits_start = mantissa_end + 1 + _bit(sign, mantissa_end + 1)
+        digits = _span(min(digits_start, last), last)
+        if not _bit(letter_e, mantissa_end) or digits_start >= last or last - digits_start > 15 \
+                or digit & digits != digits:
+            return failed
+        exponent = np.int64(_decimal(row, digits_start, last))
+        exponent = -exponent if row[mantissa_end + 1] == _MINUS else exponent
+    fraction = mantissa_end - 1 - np.int64(trailing_zeros(point & mantissa)) if points else 0
+    return (True, NUMBER, row[first] == _MINUS, _decimal(row, start, mantissa_end), exponent - fraction,
+            False, points == _U0 and not has_exponent, start, exponent)
+
+
+@functools.partial(_jit, inline="always")
+def read_text(row, words):
+    """:func:`scan`, by :func:`quick_scan` where it can."""
+    quick, kind, negative, w, e10, more, literal, start, exponent = quick_scan(row)
+    if quick:
+        return kind, negative, w, e10, more, literal, start, exponent
+    return scan(row, words)
+
+
 @_jit
 def fast_significand(w, e10):
     """``(m, e2, sticky, ok)``: ``w * 10**e10`` (``w`` > 0) is ``m * 2**e2``, ``m``
@@ -212,15 +279,17 @@ def fast_significand(w, e10):
     e2 = POW5_EXPONENT[index] + e10 - shift + 128 - below
     if 0 <= e10 <= _EXACT_POW5_MAX:  # the product is exact
         return m, e2, (rest & ~np.uint64(below)) != _U0 or a0 != _U0, True
-    if -len(_POW5_U64) < e10 < 0 and w % _POW5_U64[-e10] == _U0:
+    # The true product exceeds the computed one by less than wn in the lowest
+    # word, which changes m only through a carry across an all-ones rest.
+    uncertain = a0 + wn < a0 and rest == _U64_MAX
+    if uncertain and -len(_POW5_U64) < e10 < 0 and w % _POW5_U64[-e10] == _U0:
         # 5**-e10 divides w: the value is the integer w / 5**-e10 times 2**e10
+        # (a carry the truncated power of five always leaves uncertain)
         quotient = w // _POW5_U64[-e10]
         shift = np.int64(leading_zeros(quotient))
         return quotient << np.uint64(shift), e10 - shift, False, True
-    # The value is not a 64-bit dyadic number: it is inexact.  The true
-    # product exceeds the computed one by less than wn in the lowest word,
-    # which changes m only through a carry across an all-ones rest.
-    return m, e2, True, not (a0 + wn < a0 and rest == _U64_MAX)
+    # Otherwise the value is not a 64-bit dyadic number: it is inexact.
+    return m, e2, True, not uncertain
 
 
 @_jit
@@ -349,7 +418,7 @@ def exact_significand(row, start, exponent):
 def read_float(row, to_odd, words):
     """``(value, ok)``: the text at ``row`` as a float64 rounded to nearest even,
     or to odd (``to_odd``); ``words`` accepts "true" (1.0) and "false"."""
-    kind, negative, w, e10, more, _, start, exponent = scan(row, words)
+    kind, negative, w, e10, more, _, start, exponent = read_text(row, words)
     value = 0.0
     if kind == NAN:
         value = np.nan
@@ -416,7 +485,7 @@ def integer_parts(row, start, exponent):
 def read_integer(row, bits, signed):
     """``(code, ok)``: the text at ``row`` cast to an integer of ``bits`` bits
     (``signed`` or not), as its two's complement code in a uint64."""
-    kind, negative, _, _, _, literal, start, exponent = scan(row, False)
+    kind, negative, _, _, _, literal, start, exponent = read_text(row, False)
     mask = _U64_MAX >> np.uint64(64 - bits)
     highest = mask >> np.uint64(signed)  # the largest magnitude of either sign
     lowest = (highest + _U1) if signed else _U0
@@ -458,4 +527,4 @@ def read_kernel(chars, options, result, valid):
     """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
     points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
     for i in prange(chars.shape[0]):
-        result[i], valid[i] = read(chars[i], options, result)
+        result[i], valid[i] = read(borrowed_row(chars, i), options, result)

@@ -1,0 +1,116 @@
+"""Character classes of a text, as bit masks, 16 code points per vector step.
+
+A text is a row of uint32 code points (a ``<U`` array viewed as
+``(n, width)`` uint32).  :func:`classes` returns one uint64 mask per class
+for the first :data:`WINDOW` characters of a row: bit ``j`` says what
+character ``j`` is.  The parser reads a number's shape from these masks with
+bit arithmetic instead of a branch per character.
+
+:func:`borrowed_row` gives row ``i`` of a 2-D array as a 1-D array without a
+reference count, for kernels that read rows of an array they hold alive.
+"""
+
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils, errors
+from numba.extending import intrinsic
+import numpy as np
+
+#: Characters a mask covers.
+WINDOW = 64
+#: Characters one vector step reads.
+LANES = 16
+
+#: The classes, in the order :func:`classes` returns them.
+DIGIT, POINT, LETTER_E, SIGN, SPACE, USED = range(6)
+
+_I1, _I32, _I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+_CHARS = ir.VectorType(_I32, LANES)
+_INDICES = ir.VectorType(_I64, LANES)
+
+
+def _splat(builder, value, vector_type):
+    """``value`` in every lane of ``vector_type``."""
+    one = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(_I32, vector_type.count), [0] * vector_type.count))
+
+
+def _load_window(builder, data, start, size):
+    """The code points ``row[start:start + LANES]``, 0 past ``size``."""
+    lanes = builder.add(_splat(builder, start, _INDICES), ir.Constant(_INDICES, list(range(LANES))))
+    inside = builder.icmp_signed("<", lanes, _splat(builder, size, _INDICES))
+    load_type = ir.FunctionType(_CHARS, [_CHARS.as_pointer(), _I32, ir.VectorType(_I1, LANES), _CHARS])
+    masked_load = cgutils.get_or_insert_function(builder.module, load_type, f"llvm.masked.load.v{LANES}i32.p0")
+    pointer = builder.bitcast(builder.gep(data, [start]), _CHARS.as_pointer())
+    return builder.call(masked_load, [pointer, ir.Constant(_I32, 4), inside, ir.Constant(_CHARS, [0] * LANES)])
+
+
+def _class_bits(builder, chars):
+    """One ``<LANES x i1>`` per class, in the order of :data:`DIGIT` ... :data:`USED`."""
+    def const(value):
+        return ir.Constant(_CHARS, [value] * LANES)
+
+    def equal(code):
+        return builder.icmp_unsigned("==", chars, const(code))
+
+    def within(low, count):
+        return builder.icmp_unsigned("<", builder.sub(chars, const(low)), const(count))
+
+    return (within(ord("0"), 10),
+            equal(ord(".")),
+            builder.icmp_unsigned("==", builder.or_(chars, const(0x20)), const(ord("e"))),
+            builder.or_(equal(ord("+")), equal(ord("-"))),
+            builder.or_(equal(ord(" ")), within(9, 5)),  # space, \t \n \v \f \r
+            builder.icmp_unsigned("!=", chars, const(0)))
+
+
+@intrinsic
+def window_classes(typingctx, row, start):
+    """The class masks of ``row[start:start + 16]`` (characters past the row's
+    end read as 0), shifted to bit ``start``: a 6-tuple of uint64."""
+    if not (isinstance(row, types.Array) and row.ndim == 1 and row.dtype == types.uint32 and row.layout == "C"):
+        raise errors.NumbaTypeError(f"window_classes takes a 1-D C-contiguous uint32 array, not {row}")
+    result = types.UniTuple(types.uint64, 6)
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        start = context.cast(builder, args[1], signature.args[1], types.intp)
+        chars = _load_window(builder, array.data, start, builder.extract_value(array.shape, 0))
+        masks = [builder.shl(builder.zext(builder.bitcast(bits, ir.IntType(LANES)), _I64), start)
+                 for bits in _class_bits(builder, chars)]
+        return context.make_tuple(builder, result, masks)
+
+    return result(row, types.intp), codegen
+
+
+@njit(nogil=True, inline="always")
+def classes(row):
+    """The class masks of the first :data:`WINDOW` characters of ``row``."""
+    digit = point = letter_e = sign = space = used = np.uint64(0)
+    for start in range(0, min(row.size, WINDOW), LANES):
+        d, p, e, s, w, u = window_classes(row, start)
+        digit, point, letter_e, sign, space, used = digit | d, point | p, letter_e | e, sign | s, space | w, used | u
+    return digit, point, letter_e, sign, space, used
+
+
+@intrinsic
+def borrowed_row(typingctx, array, index):
+    """Row ``index`` of a 2-D C-contiguous array, as a 1-D array that holds no
+    reference: valid while ``array`` is."""
+    if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"):
+        raise errors.NumbaTypeError(f"borrowed_row takes a 2-D C-contiguous array, not {array}")
+    result = array.copy(ndim=1)
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(signature.args[0])(context, builder, args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        width = builder.extract_value(source.shape, 1)
+        row = context.make_array(result)(context, builder)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
+        context.populate_array(row, data=builder.gep(source.data, [builder.mul(index, width)]),
+                               shape=cgutils.pack_array(builder, [width]),
+                               strides=cgutils.pack_array(builder, [itemsize]),
+                               itemsize=itemsize, meminfo=None)
+        return row._getvalue()
+
+    return result(array, types.intp), codegen
