@@ -414,7 +414,7 @@ def exact_significand(row, start, exponent):
     return m, e2 - 64, truncated or count > point
 
 
-@_jit
+@functools.partial(_jit, inline="always")
 def read_float(row, to_odd, words):
     """``(value, ok)``: the text at ``row`` as a float64 rounded to nearest even,
     or to odd (``to_odd``); ``words`` accepts "true" (1.0) and "false"."""
@@ -509,14 +509,14 @@ def read_integer(row, bits, signed):
 
 def read(row, options, result):
     """``(value, ok)`` for one text (``@njit`` code only): :func:`read_float`
-    with ``options = (to_odd, words)`` when ``result`` is a float64 or float32 array,
+    with ``options = (to_odd, words)`` when ``result`` is a float64 array,
     :func:`read_integer` with ``options = (bits, signed)`` when it is uint64."""
     raise TypeError("read() is for @njit code")
 
 
-@overload(read, jit_options={"nogil": True})
+@overload(read, jit_options={"nogil": True}, inline="always")
 def _overload_read(row, options, result):
-    if result.dtype in (types.float32, types.float64):  # stored into float32: rounded from to-odd
+    if result.dtype == types.float64:
         return lambda row, options, result: read_float(row, options[0] != 0, options[1] != 0)
     if result.dtype == types.uint64:
         return lambda row, options, result: read_integer(row, options[0], options[1] != 0)

@@ -158,11 +158,10 @@ def parse_texts(array, target, saturate, round_mode, out):
         _check_valid(array, valid, target)
         unsigned = np.dtype(f"u{target.storage.itemsize}")
         return _deliver(codes.astype(unsigned).view(target.storage).reshape(array.shape), out)
-    direct = target in (FLOAT, DOUBLE)  # read straight into the result
-    values = np.empty(n, target.storage if direct else np.float64)
+    values = np.empty(n, np.float64)  # rounded to odd for every narrower target
     take_turns(read_kernel, chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
     _check_valid(array, valid, target)
-    if direct:
+    if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
     return run(Conversion.make(DOUBLE, target, saturate, round_mode), values.reshape(array.shape), out)
 

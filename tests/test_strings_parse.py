@@ -195,6 +195,57 @@ def test_grammar(target):
             cast([text], target)
 
 
+def placed(texts, width, lead):
+    """``texts`` after ``lead`` spaces in a ``<U{width}`` array (those that fit)."""
+    fitting = [" " * lead + text for text in texts if lead + len(text) <= width]
+    return np.array(fitting, dtype=f"<U{width}")
+
+
+# Widths and offsets around the parser's 16-character vector steps and 64-character window.
+EDGE_WIDTHS = [4, 15, 16, 17, 32, 63, 64, 65, 80]
+EDGE_LEADS = [0, 1, 14, 15, 16, 47, 60, 61, 62, 63, 64]
+
+
+def test_grammar_across_the_character_window():
+    numbers = [text for text in VALID if text.strip()[-1:].isdigit() or text.strip().endswith(".")]
+    for width in EDGE_WIDTHS:
+        for lead in EDGE_LEADS:
+            texts = placed(numbers + ["-1.2345678e-05", "12345678901234567.5", "6e-1"], width, lead)
+            for target in ("double", "float", "float8e4m3fn"):
+                got = storage_codes(cast(texts, target)).tolist()
+                assert got == [exact.parse_code(target, text) for text in texts.tolist()], (width, lead, target)
+            for text in placed(INVALID, width, lead):
+                with pytest.raises(ValueError):
+                    cast(np.array([text], dtype=f"<U{width}"), "double")
+
+
+def test_quick_scan_reads_as_scan():
+    """The vector reader of plain numbers returns what the general scanner
+    does, whenever it takes a text, and it takes the usual ones."""
+    from numbacast.parsing import quick_scan, scan
+
+    rng = np.random.default_rng(5)
+    samples = [f"{value:.{int(rng.integers(0, 12))}{form}}" for value, form in
+               zip(rng.standard_normal(300) * 10.0 ** rng.integers(-30, 30, 300), "eEfg" * 75)]
+    shapes = ["1e123456789012345", "1e1234567890123456", "-1e-00000000000001", "12345678901234567890",
+              "1234567890123456789", "0.0000000000000000001", "1.5 ", " 1.5", "1. 5", "1\x005", "\x00",
+              "+", "-.", ".e1", "1e", "1e-", "1ee5", "1e5e5", "1.5.", "e", "--1", "+-1"]
+    accepted = 0
+    for width in EDGE_WIDTHS:
+        for lead in EDGE_LEADS:
+            texts = placed(VALID + INVALID + samples + shapes, width, lead)
+            for row in texts.view(np.uint32).reshape(texts.size, width):
+                quick = quick_scan(row)
+                if quick[0]:
+                    accepted += 1
+                    assert quick[1:] == scan(row, False), row.tobytes().decode("utf-32-le")
+    assert accepted > 5000
+    for text, width in [("-1.5e-05", 32), ("1" * 19, 19), (" " * 48 + "1.5", 64)]:
+        assert quick_scan(np.array([text], f"<U{width}").view(np.uint32))[0], text
+    for text, width in [("1.5", 65), ("1" * 20, 20), ("inf", 3), ("1\x002", 3), ("1e" + "1" * 16, 18)]:
+        assert not quick_scan(np.array([text], f"<U{width}").view(np.uint32))[0], text
+
+
 def test_exponents_far_beyond_any_type():
     texts = ["1e999999999999999999999", "-1e999999999999999999999", "1e-999999999999999999999", "0e99999999999999"]
     assert cast(texts, "double").tolist() == [np.inf, -np.inf, 0.0, 0.0]
