@@ -8,6 +8,12 @@ with an optional sign and at least one digit -- or one of the words ``inf``,
 sign).  A text is a row of character codes (bytes or code points, as in
 ``S`` and ``<U`` arrays); trailing zeros are padding.
 
+The shape of a text -- where its sign, digits, point and exponent are -- is
+read from bit masks of its character classes (:mod:`numbacast.chars`,
+16 characters per vector step) by :func:`quick_scan` when the text is a plain
+number of at most 19 digits within the first 64 characters; every other text
+goes through :func:`scan`, one character at a time.
+
 A float target gets the exact decimal value rounded once: :func:`read_float`
 computes a float64 rounded to nearest even (for DOUBLE) or *to odd* (for every
 narrower target, which rounds it again without double rounding, see
