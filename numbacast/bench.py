@@ -3,8 +3,11 @@ and beside NumPy, ml_dtypes, PyTorch and onnxruntime, against the project's
 speed targets.
 
 Each group of rows is one target.  A timed row runs numbacast's cast and the
-group's reference cast once each to warm up (compiling and touching memory),
-then ``--repeat`` times each, alternately, and compares the medians:
+group's reference cast :data:`WARM_UP` times each to warm up (compiling and
+touching memory), then ``--repeat`` times each, alternately, and compares the
+medians (fresh output pages now and then take ten times as long to fault in
+on this kind of virtual machine, in runs of a few calls, for every library;
+the warm-up and a median of 9 keep such runs out of the result):
 
 * against the trivial kernel and NumPy, the ratio is numbacast's time over the
   reference's (lower is better);
@@ -33,8 +36,10 @@ from .registry import resolve
 
 DEFAULT_SIZE = 1 << 24
 QUICK_SIZE = 1 << 20
-DEFAULT_REPEAT = 5
+DEFAULT_REPEAT = 9
 QUICK_REPEAT = 3
+#: Untimed calls of each side of a timed row before its timed runs.
+WARM_UP = 3
 #: Warm calls timed for each call-overhead row.
 OVERHEAD_CALLS = 2000
 
@@ -116,7 +121,8 @@ def timed(group, source, target, size, repeat):
     ours_cast = (baselines.packed_cast if group.packed else
                  baselines.numbacast_cast_into if group.reuse_output else baselines.numbacast_cast)(source, target, size)
     their_cast = group.baseline(source, target, size)
-    ours_cast(), their_cast()
+    for _ in range(WARM_UP):
+        ours_cast(), their_cast()
     ours, theirs = zip(*[(seconds(ours_cast), seconds(their_cast)) for _ in range(repeat)])
     return 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
 
