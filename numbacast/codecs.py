@@ -107,25 +107,33 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     keep_negative_zero = target.has_negative_zero
     (ovf_pos, ovf_neg), (inf_pos, inf_neg) = overflow_codes(target, saturate, inf_to_nan)
     nan_pos, nan_neg = nan_codes(target)
+    # When every special code of a negative value is the positive one with the
+    # sign bit, the sign is put on last, once (fewer vector instructions).
+    sign_bit = 1 << target.sign_shift
+    sign_last = keep_negative_zero and all(negative == positive | sign_bit for positive, negative in
+                                           ((ovf_pos, ovf_neg), (inf_pos, inf_neg), (nan_pos, nan_neg)))
     one = uint(1)
 
     @_jit
     def encode(bits):
         x = uint(bits)
         negative = (x >> sign_shift) != 0
+        signed = negative and not sign_last  # whether the code below takes the sign
         a = uint(x & magnitude_mask)
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias)
         if has_subnormal_range and a < normal_min:
             magnitude = uint(float_bits(from_bits(a) + magic) - magic_bits)
-        code = uint(magnitude | uint(uint(negative) << dst_sign_shift))
+        code = uint(magnitude | uint(uint(signed) << dst_sign_shift))
         if not keep_negative_zero and magnitude == 0:
             code = uint(0)
         if magnitude > max_code:
-            code = uint(ovf_neg if negative else ovf_pos)
+            code = uint(ovf_neg if signed else ovf_pos)
         if a == src_inf:
-            code = uint(inf_neg if negative else inf_pos)
+            code = uint(inf_neg if signed else inf_pos)
         if a > src_inf:
-            code = uint(nan_neg if negative else nan_pos)
+            code = uint(nan_neg if signed else nan_pos)
+        if sign_last:
+            code = uint(code | uint(uint(negative) << dst_sign_shift))
         return code
 
     return encode
