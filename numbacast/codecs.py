@@ -218,9 +218,8 @@ def float_decoder(fmt):
     sign_shift = uint(fmt.sign_shift)
     signed = fmt.signed
     mag_mask = uint(fmt.magnitude_mask)
-    mant_bits = uint(fmt.mantissa_bits)
     mant_mask = uint((1 << fmt.mantissa_bits) - 1)
-    exp_all_ones = uint((1 << fmt.exponent_bits) - 1)
+    exponent_field = uint(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
     rebias = uint((result.bias - fmt.bias) << result.mantissa_bits)
     widen = uint(result.mantissa_bits - fmt.mantissa_bits)
     # Exponent field 0: (mantissa + implicit bit) * 2**(lowest exponent - mantissa bits).
@@ -233,22 +232,23 @@ def float_decoder(fmt):
     quiet_nan = uint(result.quiet_nan_code).view(real)
     infinity = uint(result.inf_code).view(real)
     result_sign_shift = uint(result.sign_shift)
+    zero = uint(0)  # compared with a uint32, an int literal would widen the lanes to 64 bits
 
     @_jit
     def decode(code):
         c = uint(uint(code) & code_mask)
         a = uint(c & mag_mask)
-        exponent = uint(a >> mant_bits)
+        exponent = uint(a & exponent_field)
         value = from_bits(uint(uint(a << widen) + rebias))
-        if exponent == 0:
+        if exponent == zero:
             value = real(uint(a | implicit)) * zero_exponent_scale
-        if ieee_nan and exponent == exp_all_ones:
-            value = quiet_nan if (a & mant_mask) != 0 else infinity
+        if ieee_nan and exponent == exponent_field:
+            value = quiet_nan if (a & mant_mask) != zero else infinity
         if all_ones_nan and a == mag_mask:
             value = quiet_nan
         if negative_zero_nan and c == uint(uint(1) << sign_shift):
             value = quiet_nan
-        negative = signed and (c >> sign_shift) != 0
+        negative = signed and (c >> sign_shift) != zero
         return from_bits(uint(float_bits(value) | uint(uint(negative) << result_sign_shift)))
 
     return decode
