@@ -7,7 +7,7 @@ group's reference cast :data:`WARM_UP` times each to warm up (compiling and
 touching memory), then ``--repeat`` times each, alternately, and compares the
 medians (fresh output pages now and then take ten times as long to fault in
 on this kind of virtual machine, in runs of a few calls, for every library;
-the warm-up and a median of 9 keep such runs out of the result):
+the warm-up and a median of 9 keep most such runs out of the result):
 
 * against the trivial kernel and NumPy, the ratio is numbacast's time over the
   reference's (lower is better);
