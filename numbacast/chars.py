@@ -2,8 +2,9 @@
 
 A text is a row of uint32 code points (a ``<U`` array viewed as
 ``(n, width)`` uint32).  :func:`classes` returns one uint64 mask per class
-for the first :data:`WINDOW` characters of a row: bit ``j`` says what
-character ``j`` is.  The parser reads a number's shape from these masks with
+for the first :data:`WINDOW` characters of a row -- digits, points, the
+letter e/E, signs, whitespace, and non-zero characters, in that order: bit
+``j`` says whether character ``j`` is of the class.  The parser reads a number's shape from these masks with
 bit arithmetic instead of a branch per character.
 
 :func:`borrowed_row` gives row ``i`` of a 2-D array as a 1-D array without a
@@ -20,9 +21,6 @@ import numpy as np
 WINDOW = 64
 #: Characters one vector step reads.
 LANES = 16
-
-#: The classes, in the order :func:`classes` returns them.
-DIGIT, POINT, LETTER_E, SIGN, SPACE, USED = range(6)
 
 _I1, _I32, _I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 _CHARS = ir.VectorType(_I32, LANES)
@@ -46,7 +44,7 @@ def _load_window(builder, data, start, size):
 
 
 def _class_bits(builder, chars):
-    """One ``<LANES x i1>`` per class, in the order of :data:`DIGIT` ... :data:`USED`."""
+    """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them."""
     def const(value):
         return ir.Constant(_CHARS, [value] * LANES)
 
