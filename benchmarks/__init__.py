@@ -4,7 +4,7 @@ The pairs are those of ``python -m numbacast bench``, named "source->target"
 with ONNX type names.
 """
 
-from numbacast.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, to_and_from_float, unique
+from .harness.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, to_and_from_float, unique
 
 
 def named(pairs):

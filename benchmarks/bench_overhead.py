@@ -1,6 +1,6 @@
 """Call overhead: warm casts of 1 and 1,000 elements."""
 
-from numbacast import baselines
+from .harness import baselines
 
 from . import OVERHEAD
 

@@ -1,7 +1,7 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
-from numbacast import baselines
-from numbacast.bench import DEFAULT_SIZE
+from .harness import baselines
+from .harness.bench import DEFAULT_SIZE
 
 from . import PACKED_PAIRS, THROUGHPUT_PAIRS
 

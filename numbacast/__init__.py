@@ -2,16 +2,82 @@
 
 ``numbacast.cast(x, to, saturate=True, round_mode="up")`` casts an array to any
 numeric ONNX type, rounding once and correctly, in parallel compiled kernels.
+
+The package reads as the pipeline a cast runs through:
+
+* :mod:`numbacast.formats` -- the number formats as data and the ONNX types;
+* :mod:`numbacast.engine` -- codecs generated from the formats, conversions,
+  compiled kernels, the disk cache, argument checks, running a conversion
+  over arrays;
+* :mod:`numbacast.api` -- :func:`cast`: argument checks, then dispatch;
+* :mod:`numbacast.text`, :mod:`numbacast.packing` -- ONNX STRING and the
+  packed wire layout of the sub-byte types;
+* :mod:`numbacast.onnx` -- the operators version by version, TensorProtos,
+  ``onnx.reference``;
+* :mod:`numbacast.integrations` -- ``cast`` inside ``@njit`` code, scalar
+  codecs, Dask arrays;
+* :mod:`numbacast.cli` -- ``python -m numbacast``.
 """
 
-from . import cache as _cache  # registers the disk cache locator before any kernel is defined
+import importlib
+
 from .api import cast
-from .cache import CacheWarning
-from .codecs import ROUND_MODES
+from .engine.cache import CacheWarning
+from .engine.codecs import ROUND_MODES
+from .formats.registry import (
+    BFLOAT16,
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    FLOAT4E2M1,
+    FLOAT6E2M3,
+    FLOAT6E3M2,
+    FLOAT8E4M3FN,
+    FLOAT8E4M3FNUZ,
+    FLOAT8E5M2,
+    FLOAT8E5M2FNUZ,
+    FLOAT8E8M0,
+    FLOAT16,
+    INT2,
+    INT4,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    TYPES,
+    UINT2,
+    UINT4,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    OnnxType,
+    resolve,
+)
+from .integrations import njit as _njit  # noqa: F401  (registers numbacast.cast inside @njit code)
 from .packing import pack, unpack
-from . import numba_ext as _numba_ext  # numbacast.cast inside @njit code
-from .registry import TYPES, OnnxType, resolve
 
 __version__ = "0.1.0"
 
-__all__ = ["cast", "pack", "unpack", "resolve", "TYPES", "OnnxType", "ROUND_MODES", "CacheWarning", "__version__"]
+__all__ = [
+    "cast",
+    "pack",
+    "unpack",
+    "resolve",
+    "TYPES",
+    "OnnxType",
+    "ROUND_MODES",
+    "CacheWarning",
+    "__version__",
+    *(t.onnx_name for t in (*TYPES, STRING)),
+]
+
+#: Submodules that ``numbacast.<name>`` imports on first use (they are not needed by ``cast``).
+_SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx"}
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name], __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ The kernel works group by group, in parallel: a *group* is the fewest elements
 that fill whole bytes (``lcm(8, b)`` bits: 2 elements in 1 byte, 4 in 1, 4 in
 3).
 
-The element side goes through a :class:`~numbacast.conversion.Conversion`, so
+The element side goes through a :class:`~numbacast.engine.conversion.Conversion`, so
 a cast and the packing are one pass: :func:`pack_with` casts every element
 and packs the results, :func:`unpack_with` unpacks and casts every element.
 A conversion from a type to itself is the plain layout change.
@@ -28,12 +28,12 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .api import TABLE_MAX_ITEMSIZE, check_round_mode, check_saturate, table
-from .cache import cached_njit
-from .conversion import DOUBLE, FLOAT, Conversion, convert, kernel_dtype
-from .dask_array import refuse_dask
-from .kernels import PARALLEL_MIN, take_turns
-from .registry import TYPES, resolve
+from .engine.arrays import table, uses_table
+from .engine.cache import cached_njit
+from .engine.checks import check_round_mode, check_saturate, refuse_dask
+from .engine.conversion import Conversion, convert, kernel_dtype
+from .engine.kernels import PARALLEL_MIN, take_turns
+from .formats.registry import TYPES, resolve
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
@@ -130,16 +130,10 @@ def repack_kernel(src, dst, read, write, table):
 
 
 def _table_for(conversion):
-    """The table of converted codes a kernel uses for ``conversion``, or None
-    to convert each element.
-
-    Sources of at most 16 bits go through a table, except the integers into
-    integers, BOOL, FLOAT and DOUBLE: those conversions are a few integer
-    operations that vectorise, much faster than a gather from a table."""
-    source, target = conversion.source, conversion.target
-    if source is target or source.storage.itemsize > TABLE_MAX_ITEMSIZE:
-        return None
-    if source.is_integer and (not target.is_float or target in (FLOAT, DOUBLE)):
+    """The table of converted codes a kernel uses for ``conversion``
+    (:func:`~numbacast.engine.arrays.uses_table`), or None to convert each
+    element.  A layout conversion (a type to itself) converts nothing."""
+    if conversion.source is conversion.target or not uses_table(conversion):
         return None
     return table(conversion)
 
@@ -253,8 +247,10 @@ def unpack(data, type, shape, *, to=None, saturate=True, round_mode="up"):
     return unpack_with(conversion, *packed_data(data, source, shape))
 
 
-def cast_packed(conversion, array, out):
-    """``cast(..., packed=True)``: the packed bytes of the cast of ``array``."""
+def cast_packed(array, target, saturate, round_mode, out):
+    """``cast(..., packed=True)``: the packed bytes of the cast of ``array`` to
+    ``target`` with checked options."""
+    conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
     if out is not None:
         raise ValueError("out= cannot be combined with packed=True")
     check_packed_type(conversion.target, "with packed=True, the target type")

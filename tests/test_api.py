@@ -59,7 +59,7 @@ def test_bad_saturate(saturate):
 
 
 def test_errors_come_before_any_compilation():
-    from numbacast.kernels import cast_kernel
+    from numbacast.engine.kernels import cast_kernel
     before = len(cast_kernel.overloads)
     with pytest.raises(ValueError):
         cast(np.ones(2, np.float16), "float8e8m0", round_mode="sideways")
@@ -96,7 +96,7 @@ def test_strided_and_byteswapped_inputs_and_input_untouched():
 
 
 def test_parallel_path_equals_serial_path():
-    from numbacast.kernels import PARALLEL_MIN
+    from numbacast.engine.kernels import PARALLEL_MIN
     rng = np.random.default_rng(1)
     x = (rng.standard_normal(3 * PARALLEL_MIN) * 2.0 ** rng.integers(-20, 20, 3 * PARALLEL_MIN)).astype(np.float32)
     for to in ("float8e4m3fn", "bfloat16", "int4", "float8e8m0"):

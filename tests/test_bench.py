@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from numbacast import bench
+from benchmarks.harness import bench
 from numbacast.__main__ import main as cli_main
 
 NUMBER = r"\d+(?:\.\d+)?(?:e[+-]\d+)?"

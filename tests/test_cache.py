@@ -19,7 +19,7 @@ PROBE = textwrap.dedent("""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import numbacast
-        from numbacast.kernels import cast_kernel
+        from numbacast.engine.kernels import cast_kernel
         out = numbacast.cast(np.array([1.0, 464.0, 1e9], np.float32), "float8e5m2fnuz", saturate=False)
     stats = cast_kernel.stats
     print(json.dumps({"codes": out.view(np.uint8).tolist(), "hits": sum(stats.cache_hits.values()),

@@ -13,7 +13,8 @@ import pytest
 from onnx import numpy_helper
 
 import exact
-from numbacast import cli, demo
+from numbacast import cli
+from numbacast.cli import demo
 
 VALUES = np.array([[0.3, 1.7, -7.0, np.nan], [np.inf, 3.0, 465.0, -0.0], [1e-9, 2.5, -1e9, 100.0]], np.float32)
 

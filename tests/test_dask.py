@@ -15,8 +15,8 @@ import pytest
 
 import numbacast
 from conftest import storage_codes
-from numbacast.dask_array import refuse_dask
-from numbacast.kernels import PARALLEL_MIN
+from numbacast.engine.checks import refuse_dask
+from numbacast.engine.kernels import PARALLEL_MIN
 
 da = pytest.importorskip("dask.array", reason="the Dask tests need dask[array,distributed] "
                                               "(pip install 'numbacast[dask]')")
@@ -172,7 +172,7 @@ def test_cluster_compute_equals_the_in_process_cast(cluster):
 def kernel_cache_stats(conversion_text):
     """On a worker: (disk cache hits, compilations) of ``cast_kernel`` for the
     signatures of one conversion."""
-    from numbacast.kernels import cast_kernel
+    from numbacast.engine.kernels import cast_kernel
     stats = cast_kernel.stats
 
     def count(counter):

@@ -217,8 +217,8 @@ def test_bool_target_zero_is_false_everything_else_true():
 def test_float8_fnuz_infinity_is_nan_before_cast_24():
     """Cast-19..23 give NaN for +/-inf into the FNUZ types even when saturating
     (the ONNX layer selects this rule by opset); finite overflow still saturates."""
-    from numbacast.api import run
-    from numbacast.conversion import Conversion
+    from numbacast.engine.arrays import run
+    from numbacast.engine.conversion import Conversion
     x = np.array([np.inf, -np.inf, 1e9, -1e9, 1.0], np.float32)
     for name, max_code in (("float8e4m3fnuz", 0x7F), ("float8e5m2fnuz", 0x7F)):
         conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(name), True, "up", inf_to_nan=True)

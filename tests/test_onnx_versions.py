@@ -14,7 +14,7 @@ from conftest import check_against_reference, storage_codes
 import exact
 import numbacast
 import numbacast.onnx as nx
-from numbacast import versions
+from numbacast.onnx import versions
 
 ONNX_NAMES = versions.type_names()
 

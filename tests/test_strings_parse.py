@@ -222,7 +222,7 @@ def test_grammar_across_the_character_window():
 def test_quick_scan_reads_as_scan():
     """The vector reader of plain numbers returns what the general scanner
     does, whenever it takes a text, and it takes the usual ones."""
-    from numbacast.parsing import quick_scan, scan
+    from numbacast.text.parsing import quick_scan, scan
 
     rng = np.random.default_rng(5)
     samples = [f"{value:.{int(rng.integers(0, 12))}{form}}" for value, form in

@@ -16,7 +16,7 @@ import pytest
 import exact
 import numbacast
 from conftest import check_against_reference
-from numbacast.kernels import PARALLEL_MIN
+from numbacast.engine.kernels import PARALLEL_MIN
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def test_large_casts_are_exact_under_any_thread_count(threads, target):
 THREADS_PROBE = textwrap.dedent("""
     import json, os, sys, threading, time
     import numba, numpy as np, numbacast
-    from numbacast.kernels import PARALLEL_MIN
+    from numbacast.engine.kernels import PARALLEL_MIN
 
     def cpu_ns():
         result = {}

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from .api import cast
-from .registry import STRING, TYPES
+from ..api import cast
+from ..formats.registry import STRING, TYPES
 
 #: The built-in sample: ordinary values, a tie, tiny and huge values, specials.
 SAMPLE = np.array([0.0, -0.0, 0.1, 1.0, -2.5, 3.14159, 464.0, 1e5, 6e-8, np.inf, np.nan], dtype=np.float32)

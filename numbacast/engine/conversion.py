@@ -23,16 +23,16 @@ from numba import njit, types
 from numba.core.imputils import lower_constant
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from . import codecs, formats
+from ..formats import description as formats
+from ..formats.registry import (DOUBLE, FLOAT, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ,
+                                FLOAT8E8M0, INT64, OnnxType)
+from . import codecs
 from .bits import float_bits
-from .registry import OnnxType, resolve
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
-FLOAT, DOUBLE, INT64 = resolve("float"), resolve("double"), resolve("int64")
-SATURATING = frozenset(resolve(n) for n in ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                                             "float8e5m2fnuz", "float8e8m0"))
-E8M0 = resolve("float8e8m0")
+#: The targets whose overflow ``saturate`` chooses.
+SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,7 +68,7 @@ class Conversion:
         if target not in SATURATING:
             # FLOAT16 and BFLOAT16 overflow to inf; float4/float6 always saturate.
             saturate = target.is_float and target_format.nan == formats.NAN_NONE
-        if target is not E8M0:
+        if target is not FLOAT8E8M0:
             round_mode = "up"
         inf_to_nan = bool(inf_to_nan) and target.is_float and target_format.nan == formats.NAN_NEGATIVE_ZERO
         return cls(source, target, bool(saturate), round_mode, inf_to_nan)
@@ -162,7 +162,7 @@ def target_stage(kind, source_bits, conversion):
 
     def encoder(source):
         """Rounds from float32 or float64 bits to a float target other than FLOAT and DOUBLE."""
-        if target is E8M0:
+        if target is FLOAT8E8M0:
             return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode)
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan)
 

@@ -30,7 +30,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from . import formats
+from ..formats import description as formats
 from .bits import float32_from_bits, float64_from_bits, float_bits, leading_zeros
 
 _jit = functools.partial(njit, cache=False, nogil=True)

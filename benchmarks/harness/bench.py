@@ -30,9 +30,9 @@ from importlib import metadata
 
 from numba import config, get_num_threads, set_num_threads
 
+from numbacast import FLOAT, cast, resolve
+
 from . import baselines
-from .api import cast
-from .registry import resolve
 
 DEFAULT_SIZE = 1 << 24
 QUICK_SIZE = 1 << 20
@@ -43,7 +43,6 @@ WARM_UP = 3
 #: Warm calls timed for each call-overhead row.
 OVERHEAD_CALLS = 2000
 
-FLOAT = resolve("float")
 NARROW = tuple(map(resolve, ("float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
                              "float8e8m0", "float4e2m1", "float6e2m3", "float6e3m2", "int4", "uint4", "int2", "uint2",
                              "int8")))
@@ -282,7 +281,7 @@ def main(argv=None):
     if unknown:
         p.error(f"--groups: unknown group {unknown[0]!r}; groups are {', '.join(GROUP_KEYS)}")
     if args.plot:
-        from .bench_plot import check_plotting
+        from .plot import check_plotting
         check_plotting(p)
     heading = describe_run(size, repeat)
     print(heading)
@@ -299,7 +298,7 @@ def main(argv=None):
         results.append((group, rows))
     print("\n" + summary(results))
     if args.plot:
-        from .bench_plot import plot
+        from .plot import plot
         plot(results, args.plot, heading)
         print(f"plot written to {args.plot}")
     return 0

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .api import check_round_mode, check_saturate
-from .registry import REFUSED, TYPES
+from ..engine.checks import check_round_mode, check_saturate
+from ..formats.registry import REFUSED, TYPES
 
 #: The opsets at which a new version of each operator came.
 VERSIONS = {

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..api import cast as numbacast_cast
+from ..engine.arrays import run
+from ..engine.conversion import Conversion
+from ..formats.registry import resolve
 from . import versions
-from .api import cast as numbacast_cast
-from .api import run
-from .conversion import Conversion
-from .registry import resolve
 
 #: What the string literals of an infinity look like (DECISIONS.md, "Strings").
 INFINITY_LITERALS = frozenset(sign + word for sign in ("", "+", "-") for word in ("inf", "infinity"))

@@ -3,7 +3,8 @@
 A user's ``@njit`` (or ``@njit(parallel=True)``) function may call
 ``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id and,
 if given, literal ``saturate`` and ``round_mode``.  The call compiles to the
-same kernel as the Python call.  Inside ``@njit`` code an array holds Numba's
+same kernel as the Python call (the same table-or-compute choice,
+:func:`numbacast.engine.arrays.uses_table`).  Inside ``@njit`` code an array holds Numba's
 own dtypes, so the result is the kernel representation of the target: the
 array itself for FLOAT, DOUBLE, BOOL and the standard integers, and the raw
 storage codes (uint8, or uint16 for FLOAT16 and BFLOAT16) for the others --
@@ -16,10 +17,11 @@ from numba.core import errors
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from .api import TABLE_MAX_ITEMSIZE, cast, table
-from .conversion import Conversion, kernel_dtype
-from .kernels import NO_TABLE, cast_kernel
-from .registry import resolve
+from ..api import cast
+from ..engine.arrays import table, uses_table
+from ..engine.conversion import Conversion, kernel_dtype
+from ..engine.kernels import NO_TABLE, cast_kernel
+from ..formats.registry import resolve
 
 
 def _literal(value, name):
@@ -47,7 +49,7 @@ def _overload_cast(x, to, saturate=True, round_mode="up"):
         raise errors.NumbaValueError(str(error)) from None
     result_dtype = kernel_dtype(target)
     source = conversion.source
-    if source.storage.itemsize <= TABLE_MAX_ITEMSIZE:
+    if uses_table(conversion):
         codes, codes_table, step = np.dtype(f"u{source.storage.itemsize}"), table(conversion), None
     else:
         codes, codes_table, step = kernel_dtype(source), NO_TABLE, conversion

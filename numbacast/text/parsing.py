@@ -41,10 +41,10 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .bits import leading_zeros, ones, trailing_zeros
-from .cache import cached_njit
+from ..engine.bits import leading_zeros, ones, trailing_zeros
+from ..engine.cache import cached_njit
+from ..engine.codecs import round_to_float64
 from .chars import WINDOW, borrowed_row, classes
-from .codecs import round_to_float64
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
 
 _jit = functools.partial(njit, cache=False, nogil=True)

@@ -19,15 +19,13 @@ import functools
 
 import numpy as np
 
-from .api import check_out, run
-from .conversion import DOUBLE, FLOAT, INT64, Conversion
-from .kernels import take_turns
+from ..engine.arrays import run
+from ..engine.checks import check_out
+from ..engine.conversion import Conversion
+from ..engine.kernels import take_turns
+from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
 from .parsing import read_kernel
 from .printing import decimal_kernel, text_kernel
-from .registry import resolve
-
-E8M0 = resolve("float8e8m0")
-UINT64 = resolve("uint64")
 
 #: Floats print positionally below this magnitude (DECISIONS.md); FLOAT16 and
 #: every narrower float use 1e3.
@@ -72,7 +70,7 @@ def check_text_out(out, texts):
 def format_numbers(array, source):
     """The texts of a numeric array of the ONNX type ``source``, as a ``<U``
     array of its shape just wide enough for the longest."""
-    if source is E8M0:
+    if source is FLOAT8E8M0:
         table, lengths = e8m0_texts()
         codes = array.view(np.uint8).reshape(-1)
         return table[codes].astype(f"<U{lengths[codes].max(initial=1)}").reshape(array.shape)

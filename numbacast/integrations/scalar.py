@@ -26,9 +26,9 @@ its kernels are built from -- and work from Python too (compiled on first call):
 import numpy as np
 from numba import njit
 
-from .codecs import ROUND_MODES
-from .conversion import DOUBLE, INT64, Conversion, scalar_converter
-from .registry import TYPES
+from ..engine.codecs import ROUND_MODES
+from ..engine.conversion import Conversion, scalar_converter
+from ..formats.registry import DOUBLE, INT64, TYPES
 
 _jit = njit(nogil=True)
 

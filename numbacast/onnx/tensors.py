@@ -1,58 +1,24 @@
-"""numbacast for ONNX: the Cast and CastLike operators by version, a drop-in
-for ``onnx.reference``, and casts of TensorProtos.
+"""ONNX TensorProtos: read, write and cast them, sub-byte types packed.
 
 Needs the onnx package (``pip install "numbacast[onnx]"``).
 
-* :func:`cast`, :func:`castlike`: the operators on arrays, as the version in
-  force at an opset (:mod:`numbacast.operators`);
-* :data:`ops`: ``onnx.reference.ReferenceEvaluator(model,
-  new_ops=numbacast.onnx.ops)`` runs every Cast and CastLike node of the
-  model through numbacast, as the version in force at the model's opset;
-* :func:`cast_tensor`: a TensorProto cast to a TensorProto, reading and
-  writing the packed wire layout of the sub-byte types directly.
+:func:`cast_tensor` casts a TensorProto to a TensorProto, reading and writing
+the packed wire layout of the sub-byte types directly;
+:func:`tensor_to_array` and :func:`array_to_tensor` convert between
+TensorProtos and arrays.
 """
 
 try:
     import onnx
     from onnx import numpy_helper
-    from onnx.reference.op_run import OpRun
 except ImportError as error:
-    raise ImportError('numbacast.onnx needs the onnx package: pip install "numbacast[onnx]"') from error
+    raise ImportError('numbacast.onnx.cast_tensor needs the onnx package: pip install "numbacast[onnx]"') from error
 
 import numpy as np
 
+from ..formats.registry import resolve
+from ..packing import PACKED_TYPES, pack, pack_with, packed_data, unpack, unpack_with
 from . import operators, versions
-from .operators import cast, castlike
-from .packing import PACKED_TYPES, pack, pack_with, packed_data, unpack, unpack_with
-from .registry import resolve
-
-__all__ = ["cast", "castlike", "ops", "cast_tensor", "tensor_to_array", "array_to_tensor"]
-
-
-class _VersionedOp(OpRun):
-    """An operator of the main domain run by numbacast as the version in force
-    at the opset of the model (or function) it belongs to."""
-
-    op_domain = ""
-
-    def __init__(self, onnx_node, run_params, schema=None):
-        self.spec = versions.in_force(type(self).__name__, run_params["opsets"][onnx_node.domain])
-        # The attributes and their defaults are those of that version.
-        super().__init__(onnx_node, run_params, schema or onnx.defs.get_schema(self.spec.op, self.spec.version))
-
-
-class Cast(_VersionedOp):
-    def _run(self, x, to=None, saturate=None, round_mode=None):
-        return (cast(x, to, opset=self.spec.opset, saturate=saturate, round_mode=round_mode),)
-
-
-class CastLike(_VersionedOp):
-    def _run(self, x, like, saturate=None, round_mode=None):
-        return (castlike(x, like, opset=self.spec.opset, saturate=saturate, round_mode=round_mode),)
-
-
-#: The operators to give ``onnx.reference.ReferenceEvaluator(..., new_ops=ops)``.
-ops = [Cast, CastLike]
 
 
 def tensor_type_name(tensor):

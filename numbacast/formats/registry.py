@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from . import formats as f
+from . import description as f
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,33 +61,36 @@ def _t(id, name, storage, fmt, *aliases):
     return OnnxType(id, name, np.dtype(storage), fmt, aliases)
 
 
-TYPES = (
-    _t(1, "float", np.float32, f.FLOAT32, "float32"),
-    _t(2, "uint8", np.uint8, f.IntFormat(8, False)),
-    _t(3, "int8", np.int8, f.IntFormat(8, True)),
-    _t(4, "uint16", np.uint16, f.IntFormat(16, False)),
-    _t(5, "int16", np.int16, f.IntFormat(16, True)),
-    _t(6, "int32", np.int32, f.IntFormat(32, True)),
-    _t(7, "int64", np.int64, f.IntFormat(64, True)),
-    _t(9, "bool", np.bool_, f.BoolFormat(), "bool_"),
-    _t(10, "float16", np.float16, f.FLOAT16, "half"),
-    _t(11, "double", np.float64, f.FLOAT64, "float64"),
-    _t(12, "uint32", np.uint32, f.IntFormat(32, False)),
-    _t(13, "uint64", np.uint64, f.IntFormat(64, False)),
-    _t(16, "bfloat16", ml_dtypes.bfloat16, f.BFLOAT16),
-    _t(17, "float8e4m3fn", ml_dtypes.float8_e4m3fn, f.FLOAT8E4M3FN, "float8_e4m3fn"),
-    _t(18, "float8e4m3fnuz", ml_dtypes.float8_e4m3fnuz, f.FLOAT8E4M3FNUZ, "float8_e4m3fnuz"),
-    _t(19, "float8e5m2", ml_dtypes.float8_e5m2, f.FLOAT8E5M2, "float8_e5m2"),
-    _t(20, "float8e5m2fnuz", ml_dtypes.float8_e5m2fnuz, f.FLOAT8E5M2FNUZ, "float8_e5m2fnuz"),
-    _t(21, "uint4", ml_dtypes.uint4, f.IntFormat(4, False)),
-    _t(22, "int4", ml_dtypes.int4, f.IntFormat(4, True)),
-    _t(23, "float4e2m1", ml_dtypes.float4_e2m1fn, f.FLOAT4E2M1, "float4_e2m1fn"),
-    _t(24, "float8e8m0", ml_dtypes.float8_e8m0fnu, f.FLOAT8E8M0, "float8_e8m0fnu"),
-    _t(25, "uint2", ml_dtypes.uint2, f.IntFormat(2, False)),
-    _t(26, "int2", ml_dtypes.int2, f.IntFormat(2, True)),
-    _t(27, "float6e2m3", ml_dtypes.float6_e2m3fn, f.FLOAT6E2M3, "float6_e2m3fn"),
-    _t(28, "float6e3m2", ml_dtypes.float6_e3m2fn, f.FLOAT6E3M2, "float6_e3m2fn"),
-)
+FLOAT = _t(1, "float", np.float32, f.FLOAT32, "float32")
+UINT8 = _t(2, "uint8", np.uint8, f.IntFormat(8, False))
+INT8 = _t(3, "int8", np.int8, f.IntFormat(8, True))
+UINT16 = _t(4, "uint16", np.uint16, f.IntFormat(16, False))
+INT16 = _t(5, "int16", np.int16, f.IntFormat(16, True))
+INT32 = _t(6, "int32", np.int32, f.IntFormat(32, True))
+INT64 = _t(7, "int64", np.int64, f.IntFormat(64, True))
+BOOL = _t(9, "bool", np.bool_, f.BoolFormat(), "bool_")
+FLOAT16 = _t(10, "float16", np.float16, f.FLOAT16, "half")
+DOUBLE = _t(11, "double", np.float64, f.FLOAT64, "float64")
+UINT32 = _t(12, "uint32", np.uint32, f.IntFormat(32, False))
+UINT64 = _t(13, "uint64", np.uint64, f.IntFormat(64, False))
+BFLOAT16 = _t(16, "bfloat16", ml_dtypes.bfloat16, f.BFLOAT16)
+FLOAT8E4M3FN = _t(17, "float8e4m3fn", ml_dtypes.float8_e4m3fn, f.FLOAT8E4M3FN, "float8_e4m3fn")
+FLOAT8E4M3FNUZ = _t(18, "float8e4m3fnuz", ml_dtypes.float8_e4m3fnuz, f.FLOAT8E4M3FNUZ, "float8_e4m3fnuz")
+FLOAT8E5M2 = _t(19, "float8e5m2", ml_dtypes.float8_e5m2, f.FLOAT8E5M2, "float8_e5m2")
+FLOAT8E5M2FNUZ = _t(20, "float8e5m2fnuz", ml_dtypes.float8_e5m2fnuz, f.FLOAT8E5M2FNUZ, "float8_e5m2fnuz")
+UINT4 = _t(21, "uint4", ml_dtypes.uint4, f.IntFormat(4, False))
+INT4 = _t(22, "int4", ml_dtypes.int4, f.IntFormat(4, True))
+FLOAT4E2M1 = _t(23, "float4e2m1", ml_dtypes.float4_e2m1fn, f.FLOAT4E2M1, "float4_e2m1fn")
+FLOAT8E8M0 = _t(24, "float8e8m0", ml_dtypes.float8_e8m0fnu, f.FLOAT8E8M0, "float8_e8m0fnu")
+UINT2 = _t(25, "uint2", ml_dtypes.uint2, f.IntFormat(2, False))
+INT2 = _t(26, "int2", ml_dtypes.int2, f.IntFormat(2, True))
+FLOAT6E2M3 = _t(27, "float6e2m3", ml_dtypes.float6_e2m3fn, f.FLOAT6E2M3, "float6_e2m3fn")
+FLOAT6E3M2 = _t(28, "float6e3m2", ml_dtypes.float6_e3m2fn, f.FLOAT6E3M2, "float6_e3m2fn")
+
+#: The 25 numeric ONNX types, in id order.
+TYPES = (FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16, DOUBLE, UINT32, UINT64, BFLOAT16,
+         FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, UINT4, INT4, FLOAT4E2M1, FLOAT8E8M0,
+         UINT2, INT2, FLOAT6E2M3, FLOAT6E3M2)
 
 #: ONNX STRING: NumPy ``<U`` arrays (``S`` and object arrays of str are read too).
 STRING = _t(8, "string", np.str_, f.StringFormat(), "str")
@@ -99,9 +102,6 @@ BY_ID = {t.id: t for t in (*TYPES, STRING)}
 BY_NAME = {alias: t for t in (*TYPES, STRING) for alias in (t.name, *t.aliases)}
 BY_DTYPE = {t.storage: t for t in TYPES}
 
-for _t_ in TYPES:  # the public constants numbacast.FLOAT, numbacast.FLOAT8E4M3FN, ...
-    globals()[_t_.onnx_name] = _t_
-del _t_
 
 
 def accepted_names():

@@ -9,9 +9,19 @@ them instead of compiling.  The cache directory is the first writable one of:
 4. ``numbacast-cache-<user>`` in the system temporary directory.
 
 When none is writable numbacast warns once (:class:`CacheWarning`) and compiles
-in memory for the life of the process.  A cached kernel is reused only while
-every source file of the package is unchanged: the cache is keyed on a digest
-of all of them, not only on the file that defines the kernel.
+in memory for the life of the process.
+
+A cached kernel is reused only while the code it is compiled from is
+unchanged: the cache is keyed on a digest of every source file of the layers
+that compiled code is built from (:data:`COMPILED_LAYERS`: the formats, the
+engine, the text layer and packing), not only on the file that defines the
+kernel.  The public API, the ONNX layer, the integrations and the command line
+are not in the key, and the bench harness is not in the package at all, so
+editing them never throws compiled kernels away.
+
+Cache file names carry the kernel's module path inside the package and its
+line (``parsing.read_kernel-text.parsing-612.py311.nbi``), so two kernels never
+share a file.
 """
 
 import functools
@@ -25,21 +35,39 @@ from pathlib import Path
 from numba import config, njit
 from numba.core import caching
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+#: The parts of the package (folders and modules, relative to it) that compiled
+#: kernels are built from: the cache key is a digest of their source files.
+COMPILED_LAYERS = ("formats", "engine", "text", "packing.py")
 
 
 class CacheWarning(UserWarning):
     """Compiled kernels cannot be saved; every process compiles its own."""
 
 
-@functools.lru_cache(maxsize=None)
-def source_digest():
-    """A digest of every source file of the package."""
+def compiled_sources(package_dir=PACKAGE_DIR):
+    """The source files of :data:`COMPILED_LAYERS` under ``package_dir``, sorted."""
+    files = []
+    for layer in COMPILED_LAYERS:
+        path = package_dir / layer
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return files
+
+
+def digest_of(package_dir):
+    """A digest of the names and contents of :func:`compiled_sources`."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+    for path in compiled_sources(package_dir):
+        digest.update(path.relative_to(package_dir).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest():
+    """The cache key of this installation: :func:`digest_of` the package."""
+    return digest_of(PACKAGE_DIR)
 
 
 def candidate_dirs():
@@ -59,8 +87,9 @@ def candidate_dirs():
 class PackageCacheLocator(caching._CacheLocator):
     """Numba cache locator for the functions defined in this package."""
 
-    def __init__(self, py_func, path):
+    def __init__(self, py_func, path, module_path):
         self._lineno = py_func.__code__.co_firstlineno
+        self._module_path = module_path
         self._path = str(path)
 
     def get_cache_path(self):
@@ -70,14 +99,16 @@ class PackageCacheLocator(caching._CacheLocator):
         return source_digest()
 
     def get_disambiguator(self):
-        return str(self._lineno)
+        return f"{self._module_path}-{self._lineno}"
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        if Path(py_file).resolve().parent != PACKAGE_DIR:
+        source = Path(py_file).resolve()
+        if not source.is_relative_to(PACKAGE_DIR):
             return None
+        module_path = ".".join(source.relative_to(PACKAGE_DIR).with_suffix("").parts)
         for path in candidate_dirs():
-            locator = cls(py_func, path)
+            locator = cls(py_func, path, module_path)
             try:
                 locator.ensure_cache_path()
             except OSError:

@@ -18,11 +18,13 @@ import importlib
 import numpy as np
 from numba import get_num_threads, prange
 
-from .api import cast
-from .cache import cached_njit
-from .registry import resolve
+from numba import njit
 
-FLOAT = resolve("float")
+from numbacast import FLOAT, cast, resolve
+
+#: The trivial kernels: compiled like numbacast's (parallel, no GIL), cached beside this file.
+cached_njit = functools.partial(njit, cache=True)
+
 
 
 class Unavailable(Exception):

@@ -6,8 +6,8 @@
   ``.pb`` for an ONNX TensorProto) as the ONNX Cast operator of that opset
   does, and writes it to OUT (``.npy`` or ``.pb``);
 * ``python -m numbacast types`` prints which types each operator version takes;
-* ``python -m numbacast bench ...`` runs ``numbacast.bench.main`` when that
-  module is installed.
+* ``python -m numbacast bench ...`` runs the bench harness of a checkout of
+  the repository (``benchmarks/harness/bench.py``).
 
 Errors are one line on stderr and exit status 2.  OUT is written to a
 temporary file in its folder and renamed when complete, so a failed run
@@ -24,9 +24,10 @@ import tempfile
 
 import numpy as np
 
-from . import operators, versions
-from .codecs import ROUND_MODES
-from .registry import resolve
+from ..engine.codecs import ROUND_MODES
+from . import demo
+from ..formats.registry import resolve
+from ..onnx import operators, versions
 
 #: Inputs of at least this many bytes are cast in chunks under a progress bar.
 PROGRESS_MIN_BYTES = 100 * 2**20
@@ -35,6 +36,9 @@ PROGRESS_MIN_BYTES = 100 * 2**20
 CHUNK_BYTES = 16 * 2**20
 
 FILE_KINDS = (".npy", ".pb")
+
+#: The bench harness, in the repository's benchmarks/ folder.
+BENCH_MODULE = "benchmarks.harness.bench"
 
 
 class CommandError(Exception):
@@ -64,7 +68,7 @@ def build_parser():
                       help=f"the opset whose Cast version applies (default {versions.LATEST_OPSET})")
     cast.add_argument("-o", "--output", required=True, metavar="OUT", help="a .npy or .pb file")
     commands.add_parser("types", help="print the types each Cast and CastLike version takes")
-    commands.add_parser("bench", help="time numbacast (needs the bench module)", add_help=False)
+    commands.add_parser("bench", help="time numbacast (from a checkout of the repository)", add_help=False)
     return parser
 
 
@@ -72,23 +76,38 @@ def main(argv=None):
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
-        from .demo import main as demo
-        demo()
+        demo.main()
         return 0
-    if argv[0] == "bench" and importlib.util.find_spec("numbacast.bench") is not None:
-        return importlib.import_module("numbacast.bench").main(argv[1:])
     try:
+        if argv[0] == "bench":
+            return run_bench(argv[1:])
         args = build_parser().parse_args(argv)
         if args.command == "cast":
             return cast_file(args)
         if args.command == "types":
             print(types_table())
             return 0
-        raise CommandError(f"the {args.command!r} command is not installed")
+        raise CommandError(f"unknown command {args.command!r}")
     except (CommandError, ValueError, TypeError, OSError, ImportError) as error:
         message = " ".join(str(error).split())
         print(f"numbacast: error: {message}", file=sys.stderr)
         return 2
+
+
+def run_bench(argv):
+    """``bench``: the bench harness of the repository's ``benchmarks/`` folder.
+
+    The harness is tooling, not part of the installed package: it runs from a
+    checkout of the repository (the current directory is on ``sys.path`` under
+    ``python -m``)."""
+    try:
+        found = importlib.util.find_spec(BENCH_MODULE) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise CommandError("the bench runs from a checkout of the numbacast repository: run "
+                           "'python -m numbacast bench' in its top folder (it needs benchmarks/harness)")
+    return importlib.import_module(BENCH_MODULE).main(argv)
 
 
 def types_table():
@@ -149,7 +168,7 @@ def read_npy(path):
 
 def read_pb(path):
     """(array, name) of a file holding one serialized ONNX TensorProto."""
-    from . import onnx as numbacast_onnx
+    from ..onnx import tensors as numbacast_onnx
 
     tensor = numbacast_onnx.onnx.TensorProto()
     with open(path, "rb") as f:
@@ -237,6 +256,6 @@ def write_npy(f, array, name=""):
 
 def write_pb(f, array, name=""):
     """Write ``array`` to the binary file ``f`` as one serialized ONNX TensorProto."""
-    from .onnx import array_to_tensor
+    from ..onnx.tensors import array_to_tensor
 
     f.write(array_to_tensor(array, name).SerializeToString())

@@ -31,8 +31,8 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from .bits import float_bits, leading_zeros
-from .cache import cached_njit
+from ..engine.bits import float_bits, leading_zeros
+from ..engine.cache import cached_njit
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_full
 
 _jit = functools.partial(njit, cache=False, nogil=True)

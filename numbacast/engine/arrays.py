@@ -1,0 +1,94 @@
+"""Running a numeric conversion over whole arrays: the numeric tail of ``cast``.
+
+:func:`cast_numbers` casts an array of a numeric type; :func:`run` applies one
+:class:`~numbacast.engine.conversion.Conversion` to every element of an array.
+
+Each conversion either computes every element (decode the source, round once
+to the target) or looks it up in a :func:`table` holding the converted value
+of every code of its source.  :func:`uses_table` is the one rule that chooses,
+for the Python call, the packed kernels and the ``@njit`` overload alike.
+"""
+
+import functools
+
+import numpy as np
+
+from ..formats.registry import DOUBLE, FLOAT, INT64, resolve
+from .checks import check_out
+from .conversion import Conversion, kernel_dtype
+from .kernels import NO_TABLE, launch
+
+#: Sources of at most this many bytes may be converted through a table of all their codes.
+TABLE_MAX_ITEMSIZE = 2
+
+
+def cast_numbers(array, target, saturate=True, round_mode="up", out=None):
+    """``array`` (a NumPy array of a numeric type) cast to the numeric type
+    ``target`` with checked options, into ``out`` (checked here) or a new array."""
+    array = np.asarray(array)
+    conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
+    if out is not None:
+        check_out(out, array.shape, target)
+    return run(conversion, array, out)
+
+
+def run(conversion, array, out=None):
+    """Apply ``conversion`` to every element of ``array``, into ``out`` (checked
+    by :func:`~numbacast.engine.checks.check_out`) or a new array; return that array."""
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    if out is not None and (not out.flags.c_contiguous or np.may_share_memory(out, array)):
+        out[...] = run(conversion, array)
+        return out
+    if out is None:
+        out = np.empty(array.shape, conversion.target.storage)
+    src = np.ascontiguousarray(array).reshape(-1)
+    dst = out.reshape(-1).view(kernel_dtype(conversion.target))
+    src, step, lookup = kernel_arguments(conversion, src)
+    launch(src, dst, step, lookup)
+    return out
+
+
+def kernel_arguments(conversion, src):
+    """``(src, step, table)`` for a kernel over the flat source array ``src``:
+    its codes and the table when :func:`uses_table`, else its kernel view,
+    the conversion and :data:`~numbacast.engine.kernels.NO_TABLE`."""
+    if uses_table(conversion):
+        return src.view(f"u{src.dtype.itemsize}"), None, table(conversion)
+    return src.view(kernel_dtype(conversion.source)), conversion, NO_TABLE
+
+
+def uses_table(conversion):
+    """Whether ``conversion`` looks its results up in :func:`table` rather than
+    computing them.
+
+    Only a float source of at most 16 bits into a float or integer target
+    other than FLOAT and DOUBLE uses a table.  Integer and BOOL sources, and
+    targets FLOAT and DOUBLE, are a few vector instructions per element, faster
+    than the gather of a lookup; from the narrow floats into the other narrow
+    types the lookup is faster (measured by ``benchmarks/harness/table_or_compute.py``;
+    the docs' internals page has the figures).
+    """
+    source, target = conversion.source, conversion.target
+    if target in (FLOAT, DOUBLE) or source.storage.itemsize > TABLE_MAX_ITEMSIZE:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def table(conversion):
+    """The converted value of every code of a source of at most 16 bits.
+
+    Codes are first decoded exactly (floats to DOUBLE, integers and bool to
+    INT64), then converted to the target like any DOUBLE or INT64 value.
+    """
+    source = conversion.source
+    codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
+    wide = DOUBLE if source.is_float else INT64
+    values = np.empty(codes.shape, wide.storage)
+    launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE)
+    result = np.empty(codes.shape, kernel_dtype(conversion.target))
+    options = dict(saturate=conversion.saturate, round_mode=conversion.round_mode, inf_to_nan=conversion.inf_to_nan)
+    launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE)
+    result.flags.writeable = False
+    return result
