@@ -1,8 +1,7 @@
 """Call overhead: warm casts of 1 and 1,000 elements."""
 
-from .harness import baselines
-
 from . import OVERHEAD
+from .harness import baselines
 
 
 class CallOverhead:

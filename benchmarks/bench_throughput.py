@@ -1,9 +1,8 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
+from . import PACKED_PAIRS, THROUGHPUT_PAIRS
 from .harness import baselines
 from .harness.bench import DEFAULT_SIZE
-
-from . import PACKED_PAIRS, THROUGHPUT_PAIRS
 
 
 class _Throughput:

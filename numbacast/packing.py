@@ -119,14 +119,27 @@ def repack_kernel(src, dst, read, write, table):
     full = min(src.size // in_items, dst.size // out_items)
     if max(src.size, dst.size) < PARALLEL_MIN:  # the element side is the longer
         for g in range(full):
-            _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits,
-                          read, write, table)
+            _repack_group(
+                src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table
+            )
     else:
         for g in prange(full):
-            _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits,
-                          read, write, table)
-    _repack_group(src, dst, full * in_items, src.size - full * in_items, in_bits,
-                  full * out_items, dst.size - full * out_items, out_bits, read, write, table)
+            _repack_group(
+                src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table
+            )
+    _repack_group(
+        src,
+        dst,
+        full * in_items,
+        src.size - full * in_items,
+        in_bits,
+        full * out_items,
+        dst.size - full * out_items,
+        out_bits,
+        read,
+        write,
+        table,
+    )
 
 
 def _table_for(conversion):
@@ -148,8 +161,10 @@ def layout_conversion(t):
 def check_packed_type(t, role):
     """ValueError unless the type ``t`` is one that ONNX stores packed."""
     if t not in PACKED_TYPES:
-        raise ValueError(f"{role} must be one of the packed sub-byte types "
-                         f"({', '.join(p.onnx_name for p in PACKED_TYPES)}), not {t.onnx_name}")
+        raise ValueError(
+            f"{role} must be one of the packed sub-byte types "
+            f"({', '.join(p.onnx_name for p in PACKED_TYPES)}), not {t.onnx_name}"
+        )
 
 
 def pack_with(conversion, array):
@@ -170,8 +185,14 @@ def unpack_with(conversion, codes, shape):
     ``codes``, as checked by :func:`packed_data`."""
     check_packed_type(conversion.source, "the packed type")
     out = np.empty(shape, conversion.target.storage)
-    take_turns(repack_kernel, codes, out.reshape(-1).view(kernel_dtype(conversion.target)), None, conversion,
-               _table_for(conversion))
+    take_turns(
+        repack_kernel,
+        codes,
+        out.reshape(-1).view(kernel_dtype(conversion.target)),
+        None,
+        conversion,
+        _table_for(conversion),
+    )
     return out
 
 
@@ -206,8 +227,10 @@ def _packed_bytes(data, t, shape):
     count = math.prod(shape)
     expected = packed_size(count, t.bits)
     if codes.size != expected:
-        raise ValueError(f"packed {t.onnx_name} data of shape {shape} takes {expected} bytes "
-                         f"(ceil({count} * {t.bits} / 8)), not {codes.size}")
+        raise ValueError(
+            f"packed {t.onnx_name} data of shape {shape} takes {expected} bytes "
+            f"(ceil({count} * {t.bits} / 8)), not {codes.size}"
+        )
     return codes
 
 
@@ -224,8 +247,10 @@ def pack(x):
     array = np.asarray(x)
     t = resolve(array.dtype)
     if t not in PACKED_TYPES:
-        raise TypeError(f"pack takes an array of a sub-byte type ({', '.join(p.name for p in PACKED_TYPES)}), "
-                        f"not of dtype {array.dtype}; cast(x, to, packed=True) casts and packs in one pass")
+        raise TypeError(
+            f"pack takes an array of a sub-byte type ({', '.join(p.name for p in PACKED_TYPES)}), "
+            f"not of dtype {array.dtype}; cast(x, to, packed=True) casts and packs in one pass"
+        )
     return pack_with(layout_conversion(t), array)
 
 

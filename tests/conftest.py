@@ -1,8 +1,8 @@
 """Shared helpers of the test-suite: the exact reference and code comparison."""
 
+import exact
 import numpy as np
 
-import exact
 import numbacast
 
 TYPE_NAMES = [t.name for t in numbacast.TYPES]
@@ -39,6 +39,6 @@ def check_against_reference(source, codes, target, options, out, reference=None)
     expected = np.array([reference(c) for c in codes.tolist()], dtype=np.uint64)
     got = storage_codes(out).astype(np.uint64)
     bad = [i for i in np.flatnonzero(got != expected) if not exact.same_code(target, int(got[i]), int(expected[i]))]
-    assert not bad, (f"{len(bad)} mismatches {source}->{target} {options}; first: "
-                     + ", ".join(f"code {int(codes[i]):#x}: got {int(got[i]):#x} expected {int(expected[i]):#x}"
-                                 for i in bad[:5]))
+    assert not bad, f"{len(bad)} mismatches {source}->{target} {options}; first: " + ", ".join(
+        f"code {int(codes[i]):#x}: got {int(got[i]):#x} expected {int(expected[i]):#x}" for i in bad[:5]
+    )

@@ -21,8 +21,21 @@ from operator import index
 from typing import NamedTuple
 
 __all__ = [
-    "TYPES", "STORAGE_BITS", "INTEGER_TYPES", "FLOAT_TYPES", "ROUND_MODES",
-    "Exact", "decode", "encode", "cast_code", "same_code", "read_text", "parse_code", "format_code", "gaps", "exact_decimal",
+    "TYPES",
+    "STORAGE_BITS",
+    "INTEGER_TYPES",
+    "FLOAT_TYPES",
+    "ROUND_MODES",
+    "Exact",
+    "decode",
+    "encode",
+    "cast_code",
+    "same_code",
+    "read_text",
+    "parse_code",
+    "format_code",
+    "gaps",
+    "exact_decimal",
 ]
 
 ROUND_MODES = ("up", "down", "nearest")
@@ -42,53 +55,81 @@ _ZERO = Fraction(0)
 #             "flag"   the saturate attribute decides
 #             "max"    always saturate to +/-max
 _FLOAT_TABLE = {
-    "float":          (8, 23, 127, "ieee", "inf"),
-    "double":         (11, 52, 1023, "ieee", "inf"),
-    "float16":        (5, 10, 15, "ieee", "inf"),
-    "bfloat16":       (8, 7, 127, "ieee", "inf"),
-    "float8e4m3fn":   (4, 3, 7, "fn", "flag"),
+    "float": (8, 23, 127, "ieee", "inf"),
+    "double": (11, 52, 1023, "ieee", "inf"),
+    "float16": (5, 10, 15, "ieee", "inf"),
+    "bfloat16": (8, 7, 127, "ieee", "inf"),
+    "float8e4m3fn": (4, 3, 7, "fn", "flag"),
     "float8e4m3fnuz": (4, 3, 8, "fnuz", "flag"),
-    "float8e5m2":     (5, 2, 15, "ieee", "flag"),
+    "float8e5m2": (5, 2, 15, "ieee", "flag"),
     "float8e5m2fnuz": (5, 2, 16, "fnuz", "flag"),
-    "float4e2m1":     (2, 1, 1, "finite", "max"),
-    "float6e2m3":     (2, 3, 1, "finite", "max"),
-    "float6e3m2":     (3, 2, 3, "finite", "max"),
+    "float4e2m1": (2, 1, 1, "finite", "max"),
+    "float6e2m3": (2, 3, 1, "finite", "max"),
+    "float6e3m2": (3, 2, 3, "finite", "max"),
 }
 # Integers: (value bits, signed)
 _INT_TABLE = {
-    "uint8": (8, False), "int8": (8, True),
-    "uint16": (16, False), "int16": (16, True),
-    "uint32": (32, False), "int32": (32, True),
-    "uint64": (64, False), "int64": (64, True),
-    "uint4": (4, False), "int4": (4, True),
-    "uint2": (2, False), "int2": (2, True),
+    "uint8": (8, False),
+    "int8": (8, True),
+    "uint16": (16, False),
+    "int16": (16, True),
+    "uint32": (32, False),
+    "int32": (32, True),
+    "uint64": (64, False),
+    "int64": (64, True),
+    "uint4": (4, False),
+    "int4": (4, True),
+    "uint2": (2, False),
+    "int2": (2, True),
 }
 # float8e8m0 and bool are one-offs, handled by their own small branches.
 
 TYPES = (
-    "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "bool",
-    "float16", "double", "uint32", "uint64", "bfloat16", "float8e4m3fn",
-    "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
-    "float4e2m1", "float8e8m0", "uint2", "int2", "float6e2m3", "float6e3m2",
+    "float",
+    "uint8",
+    "int8",
+    "uint16",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "float16",
+    "double",
+    "uint32",
+    "uint64",
+    "bfloat16",
+    "float8e4m3fn",
+    "float8e4m3fnuz",
+    "float8e5m2",
+    "float8e5m2fnuz",
+    "uint4",
+    "int4",
+    "float4e2m1",
+    "float8e8m0",
+    "uint2",
+    "int2",
+    "float6e2m3",
+    "float6e3m2",
 )
 FLOAT_TYPES = frozenset(_FLOAT_TABLE) | {"float8e8m0"}
-INTEGER_TYPES = frozenset(_INT_TABLE) | {"bool"}   # sources that keep low bits
+INTEGER_TYPES = frozenset(_INT_TABLE) | {"bool"}  # sources that keep low bits
 
 
 class _Float(NamedTuple):
     """Precomputed constants of one binary floating-point format."""
+
     mbits: int
     bias: int
     specials: str
     overflow: str
-    codemask: int    # all bits of one element (sign included)
+    codemask: int  # all bits of one element (sign included)
     signbit: int
-    emin: int        # exponent of the smallest normal, 1 - bias
-    maxcode: int     # magnitude code of the largest finite value
-    infcode: int     # magnitude code of inf (ieee), -1 if no inf
-    nancode: int     # magnitude code of the canonical NaN, -1 if no NaN
-                     # (fnuz: 0, its only NaN 0x80 is the sign bit alone)
-    expmask: int     # mask of the exponent field, in place
+    emin: int  # exponent of the smallest normal, 1 - bias
+    maxcode: int  # magnitude code of the largest finite value
+    infcode: int  # magnitude code of inf (ieee), -1 if no inf
+    nancode: int  # magnitude code of the canonical NaN, -1 if no NaN
+    # (fnuz: 0, its only NaN 0x80 is the sign bit alone)
+    expmask: int  # mask of the exponent field, in place
 
 
 class _Int(NamedTuple):
@@ -104,11 +145,20 @@ def _make_float(ebits, mbits, bias, specials, overflow):
     allones = (1 << (ebits + mbits)) - 1
     infcode = ((1 << ebits) - 1) << mbits if specials == "ieee" else -1
     maxcode = {"ieee": infcode - 1, "fn": allones - 1}.get(specials, allones)
-    nancode = {"ieee": infcode | (1 << (mbits - 1)), "fn": allones,
-               "fnuz": 0}.get(specials, -1)
-    return _Float(mbits, bias, specials, overflow, (1 << nbits) - 1,
-                  1 << (ebits + mbits), 1 - bias, maxcode, infcode, nancode,
-                  infcode if specials == "ieee" else 0)
+    nancode = {"ieee": infcode | (1 << (mbits - 1)), "fn": allones, "fnuz": 0}.get(specials, -1)
+    return _Float(
+        mbits,
+        bias,
+        specials,
+        overflow,
+        (1 << nbits) - 1,
+        1 << (ebits + mbits),
+        1 - bias,
+        maxcode,
+        infcode,
+        nancode,
+        infcode if specials == "ieee" else 0,
+    )
 
 
 def _make_int(width, signed):
@@ -124,8 +174,9 @@ _FORMATS["float8e8m0"] = "e8m0"
 assert set(_FORMATS) == set(TYPES)
 
 STORAGE_BITS = {name: 8 for name in TYPES}
-STORAGE_BITS.update(float=32, double=64, float16=16, bfloat16=16,
-                    uint16=16, int16=16, uint32=32, int32=32, uint64=64, int64=64)
+STORAGE_BITS.update(
+    float=32, double=64, float16=16, bfloat16=16, uint16=16, int16=16, uint32=32, int32=32, uint64=64, int64=64
+)
 
 
 def _fmt(name):
@@ -139,8 +190,10 @@ def _fmt(name):
 # Exact values
 # --------------------------------------------------------------------------
 
+
 class Exact(NamedTuple):
     """sign (0/1), kind ("finite" | "inf" | "nan"), mag (Fraction >= 0)."""
+
     sign: int
     kind: str
     mag: Fraction
@@ -188,6 +241,7 @@ class Exact(NamedTuple):
 # decode
 # --------------------------------------------------------------------------
 
+
 def _pow2(e):
     return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 
@@ -204,7 +258,7 @@ def _decode_float(f, code):
     if e:
         m |= 1 << f.mbits
     else:
-        e = 1                                   # subnormal: exponent of emin
+        e = 1  # subnormal: exponent of emin
     return Exact(sign, "finite", m * _pow2(e - f.bias - f.mbits))
 
 
@@ -243,6 +297,7 @@ def decode(name, code):
 # encode
 # --------------------------------------------------------------------------
 
+
 def _floor_log2(n, d):
     """floor(log2(n/d)) for integers n, d > 0."""
     e = n.bit_length() - d.bit_length()
@@ -268,7 +323,7 @@ def _round_float(f, n, d):
     """Magnitude code of n/d > 0 rounded once, ties to even, exponent range
     unbounded above (a result > f.maxcode is an overflow)."""
     e = max(_floor_log2(n, d), f.emin)
-    s = _round_shift(n, d, f.mbits - e)      # significand, 0 .. 2**(mbits+1)
+    s = _round_shift(n, d, f.mbits - e)  # significand, 0 .. 2**(mbits+1)
     # normal: code = ((e+bias) << m) + s - 2**m; subnormal (e = emin): code = s.
     # A carry to 2**(mbits+1) lands on the next binade by itself.
     return ((e + f.bias - 1) << f.mbits) + s
@@ -279,7 +334,7 @@ def _encode_float(f, x, saturate, fnuz_inf_to_nan):
     kind = x.kind
     if kind == "nan":
         if f.specials == "finite":
-            return f.maxcode                   # NaN -> +max (float4/float6 notes)
+            return f.maxcode  # NaN -> +max (float4/float6 notes)
         return f.signbit if f.specials == "fnuz" else sign | f.nancode
     if kind == "finite":
         mag = x.mag
@@ -289,7 +344,7 @@ def _encode_float(f, x, saturate, fnuz_inf_to_nan):
         if c <= f.maxcode:
             return sign | c
     elif fnuz_inf_to_nan and f.specials == "fnuz":
-        return f.signbit                       # Cast-19..23: inf -> NaN
+        return f.signbit  # Cast-19..23: inf -> NaN
     # overflow ([x] > max) or infinity
     if f.overflow == "max" or (f.overflow == "flag" and saturate):
         return sign | f.maxcode
@@ -308,7 +363,7 @@ def _encode_e8m0(x, saturate, round_mode):
     n, d = x.mag.numerator, x.mag.denominator
     if n == 0:
         return 0 if saturate else 0xFF
-    k = _floor_log2(n, d)                      # 2**k <= |x| < 2**(k+1)
+    k = _floor_log2(n, d)  # 2**k <= |x| < 2**(k+1)
     if round_mode == "up":
         if (n != d << k) if k >= 0 else (n << -k != d):
             k += 1
@@ -327,11 +382,11 @@ def _encode_int(f, x, from_integer):
         if x.kind != "finite" or x.mag.denominator != 1:
             raise ValueError(f"from_integer=True needs an integer, got {x}")
         v = x.mag.numerator
-    elif f.width <= 4:                         # int4/uint4/int2/uint2: RNE, low bits
+    elif f.width <= 4:  # int4/uint4/int2/uint2: RNE, low bits
         if x.kind != "finite":
             return 0
         v = _round_shift(x.mag.numerator, x.mag.denominator, 0)
-    else:                                      # 8..64 bits: truncate, saturate
+    else:  # 8..64 bits: truncate, saturate
         if x.kind == "nan":
             return 0
         if x.kind == "inf":
@@ -342,8 +397,7 @@ def _encode_int(f, x, from_integer):
     return (-v if x.sign else v) & f.mask
 
 
-def encode(name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False,
-           from_integer=False):
+def encode(name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False, from_integer=False):
     """Storage code of ``name`` for the exact value ``x`` (an ``Exact``).
 
     ``from_integer`` says the source was an integer type (or bool): integer
@@ -359,11 +413,9 @@ def encode(name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False,
     return _encode_e8m0(x, saturate, round_mode)
 
 
-def cast_code(src_name, code, dst_name, saturate=True, round_mode="up",
-              fnuz_inf_to_nan=False):
+def cast_code(src_name, code, dst_name, saturate=True, round_mode="up", fnuz_inf_to_nan=False):
     """Code of ``dst_name`` for storage ``code`` of ``src_name``."""
-    return encode(dst_name, decode(src_name, code), saturate, round_mode,
-                  fnuz_inf_to_nan, src_name in INTEGER_TYPES)
+    return encode(dst_name, decode(src_name, code), saturate, round_mode, fnuz_inf_to_nan, src_name in INTEGER_TYPES)
 
 
 def same_code(dst_name, a, b):
@@ -376,10 +428,10 @@ def same_code(dst_name, a, b):
     if not (isinstance(f, _Float) and f.specials == "ieee"):
         return False
     if (a ^ b) & f.signbit:
-        return False                           # different signs
+        return False  # different signs
     a &= f.signbit - 1
     b &= f.signbit - 1
-    return a > f.infcode and b > f.infcode    # both NaN (codes above inf)
+    return a > f.infcode and b > f.infcode  # both NaN (codes above inf)
 
 
 # --------------------------------------------------------------------------
@@ -387,8 +439,9 @@ def same_code(dst_name, a, b):
 # --------------------------------------------------------------------------
 
 _SPACE = "[ \t\n\v\f\r]*"
-_TEXT = re.compile(_SPACE + r"([+-]?)(?:([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(infinity|inf|nan))"
-                   + _SPACE, re.IGNORECASE)
+_TEXT = re.compile(
+    _SPACE + r"([+-]?)(?:([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|(infinity|inf|nan))" + _SPACE, re.IGNORECASE
+)
 _BOOL_WORD = re.compile(_SPACE + "(true|false)" + _SPACE, re.IGNORECASE)
 
 
@@ -448,8 +501,7 @@ def _shortest(mag, low, high, closed):
     while True:
         unit = Fraction(10) ** k
         below = mag // unit
-        inside = [d for d in (below, below + 1)
-                  if (low <= d * unit <= high if closed else low < d * unit < high)]
+        inside = [d for d in (below, below + 1) if (low <= d * unit <= high if closed else low < d * unit < high)]
         if len(inside) == 2:
             a, b = mag - below * unit, (below + 1) * unit - mag
             return (below if a < b or (a == b and below % 2 == 0) else below + 1), k
@@ -468,7 +520,7 @@ def _layout(negative, digits, k, positional):
         elif len(text) <= exponent + 1:
             body = text + "0" * (exponent + 1 - len(text)) + ".0"
         else:
-            body = text[:exponent + 1] + "." + text[exponent + 1:]
+            body = text[: exponent + 1] + "." + text[exponent + 1 :]
     else:
         body = text[0] + ("." + text[1:] if len(text) > 1 else "") + f"e{exponent:+03d}"
     return "-" * negative + body

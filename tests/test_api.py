@@ -12,8 +12,15 @@ from numbacast import cast
 
 def test_resolve_accepts_ids_names_in_any_case_and_dtypes():
     f8 = numbacast.resolve(17)
-    for spec in ("float8e4m3fn", "FLOAT8E4M3FN", "Float8E4M3FN", "float8_e4m3fn", ml_dtypes.float8_e4m3fn,
-                 np.dtype(ml_dtypes.float8_e4m3fn), f8):
+    for spec in (
+        "float8e4m3fn",
+        "FLOAT8E4M3FN",
+        "Float8E4M3FN",
+        "float8_e4m3fn",
+        ml_dtypes.float8_e4m3fn,
+        np.dtype(ml_dtypes.float8_e4m3fn),
+        f8,
+    ):
         assert numbacast.resolve(spec) is f8
     assert numbacast.resolve("float").id == numbacast.resolve(np.float32).id == 1
     assert numbacast.resolve("DOUBLE").id == numbacast.resolve(np.dtype(">f8")).id == 11
@@ -35,11 +42,17 @@ def test_non_type_target_is_a_type_error(bad):
         cast(np.zeros(2), bad)
 
 
-@pytest.mark.parametrize("x", [
-    np.array([object()], dtype=object), np.array(["1.5", 2.5], dtype=object),
-    np.array([np.datetime64("2020-01-01")]), np.array([datetime.timedelta(1)], dtype="m8[s]"),
-    np.array([1 + 2j]), np.zeros(2, dtype=[("a", "f4")]),
-])
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([object()], dtype=object),
+        np.array(["1.5", 2.5], dtype=object),
+        np.array([np.datetime64("2020-01-01")]),
+        np.array([datetime.timedelta(1)], dtype="m8[s]"),
+        np.array([1 + 2j]),
+        np.zeros(2, dtype=[("a", "f4")]),
+    ],
+)
 def test_unsupported_input_dtype_is_refused_clearly(x):
     with pytest.raises((TypeError, ValueError)) as error:
         cast(x, "float")
@@ -60,6 +73,7 @@ def test_bad_saturate(saturate):
 
 def test_errors_come_before_any_compilation():
     from numbacast.engine.kernels import cast_kernel
+
     before = len(cast_kernel.overloads)
     with pytest.raises(ValueError):
         cast(np.ones(2, np.float16), "float8e8m0", round_mode="sideways")
@@ -72,8 +86,9 @@ def test_shapes_including_0d_and_empty(shape):
     for to in ("float8e5m2", "int32", "float16"):
         out = cast(x, to)
         assert out.shape == shape
-        assert np.array_equal(out.astype(np.float64), x.astype(to if to != "float8e5m2" else ml_dtypes.float8_e5m2)
-                              .astype(np.float64))
+        assert np.array_equal(
+            out.astype(np.float64), x.astype(to if to != "float8e5m2" else ml_dtypes.float8_e5m2).astype(np.float64)
+        )
 
 
 def test_python_scalars_and_lists():
@@ -97,11 +112,12 @@ def test_strided_and_byteswapped_inputs_and_input_untouched():
 
 def test_parallel_path_equals_serial_path():
     from numbacast.engine.kernels import PARALLEL_MIN
+
     rng = np.random.default_rng(1)
     x = (rng.standard_normal(3 * PARALLEL_MIN) * 2.0 ** rng.integers(-20, 20, 3 * PARALLEL_MIN)).astype(np.float32)
     for to in ("float8e4m3fn", "bfloat16", "int4", "float8e8m0"):
         whole = cast(x, to).view(np.uint8 if to != "bfloat16" else np.uint16)
-        pieces = np.concatenate([cast(x[i:i + 1000], to) for i in range(0, x.size, 1000)])
+        pieces = np.concatenate([cast(x[i : i + 1000], to) for i in range(0, x.size, 1000)])
         assert np.array_equal(whole, pieces.view(whole.dtype))
 
 
@@ -135,13 +151,16 @@ def test_out_may_be_the_input_itself():
     assert as_float.tolist() == [1.0, 2.0, 3.0]
 
 
-@pytest.mark.parametrize("out,error", [
-    (np.zeros(3, np.float32), TypeError),  # wrong dtype
-    (np.zeros(4, ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
-    (np.zeros((3, 1), ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
-    ([0, 0, 0], TypeError),  # not an array
-    (np.zeros(3, ml_dtypes.float8_e5m2), TypeError),  # another float8
-])
+@pytest.mark.parametrize(
+    "out,error",
+    [
+        (np.zeros(3, np.float32), TypeError),  # wrong dtype
+        (np.zeros(4, ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
+        (np.zeros((3, 1), ml_dtypes.float8_e4m3fn), ValueError),  # wrong shape
+        ([0, 0, 0], TypeError),  # not an array
+        (np.zeros(3, ml_dtypes.float8_e5m2), TypeError),  # another float8
+    ],
+)
 def test_out_errors_are_raised_before_anything_is_written(out, error):
     x = np.ones(3, np.float32)
     before = np.array(out, copy=True) if isinstance(out, np.ndarray) else None
@@ -160,6 +179,7 @@ def test_read_only_out_is_refused():
 
 def test_threads_casting_a_pair_for_the_first_time_at_once():
     from concurrent.futures import ThreadPoolExecutor
+
     x = np.arange(-70000, 70000, 7, dtype=np.int64) * 12345
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: cast(x, "float8e5m2fnuz", saturate=False), range(8)))

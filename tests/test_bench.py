@@ -17,8 +17,10 @@ def run_bench(capsys, *args):
 
 def rows_of(text, pair):
     """The table lines of ``pair``: (numbacast, reference, ratio, target, result) as text."""
-    pattern = (rf"^{re.escape(pair)}\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER})"
-               rf"\s+([<>]=? {NUMBER}(?: us)?)\s+(PASS|short)$")
+    pattern = (
+        rf"^{re.escape(pair)}\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER})"
+        rf"\s+([<>]=? {NUMBER}(?: us)?)\s+(PASS|short)$"
+    )
     return re.findall(pattern, text, re.MULTILINE)
 
 
@@ -58,14 +60,17 @@ def test_command_line_dispatch(capsys):
     assert "0 n/a of 2 rows" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--pairs", "float->e4m3"], "unknown type name 'e4m3'"),
-    (["--groups", "speed"], "unknown group 'speed'"),
-    (["--size", "lots"], "--size must be an even number"),
-    (["--size", "3"], "--size must be an even number"),
-    (["--repeat", "0"], "--repeat must be at least 1"),
-    (["--threads", "0"], "--threads must be from 1 to"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pairs", "float->e4m3"], "unknown type name 'e4m3'"),
+        (["--groups", "speed"], "unknown group 'speed'"),
+        (["--size", "lots"], "--size must be an even number"),
+        (["--size", "3"], "--size must be an even number"),
+        (["--repeat", "0"], "--repeat must be at least 1"),
+        (["--threads", "0"], "--threads must be from 1 to"),
+    ],
+)
 def test_bad_arguments(capsys, args, message):
     with pytest.raises(SystemExit) as exit_:
         bench.main(args)

@@ -29,8 +29,9 @@ PROBE = textwrap.dedent("""
 
 
 def run_probe(env, cwd, prelude=""):
-    result = subprocess.run([sys.executable, "-c", prelude + PROBE], env=env, cwd=cwd, capture_output=True, text=True,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", prelude + PROBE], env=env, cwd=cwd, capture_output=True, text=True, check=True
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

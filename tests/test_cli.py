@@ -6,13 +6,13 @@ import re
 import subprocess
 import sys
 
+import exact
 import ml_dtypes
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
 
-import exact
 from numbacast import cli
 from numbacast.cli import demo
 
@@ -70,36 +70,46 @@ def test_npy_of_an_ml_dtypes_type_reads_back(source, tmp_path, capsys):
     assert np.load(tmp_path / "z.npy").dtype == np.float64
 
 
-@pytest.mark.parametrize("flags, target, options", [
-    (["--saturate", "0"], "float8e4m3fn", dict(saturate=False)),
-    (["--saturate", "1", "--opset", "19"], "float8e4m3fnuz", dict(fnuz_inf_to_nan=True)),
-    (["--opset", "24"], "float8e4m3fnuz", dict()),
-    (["--round-mode", "down"], "float8e8m0", dict(round_mode="down")),
-    (["--round-mode", "nearest", "--saturate", "0"], "float8e8m0", dict(round_mode="nearest", saturate=False)),
-    (["--opset", "1"], "int16", dict()),
-])
+@pytest.mark.parametrize(
+    "flags, target, options",
+    [
+        (["--saturate", "0"], "float8e4m3fn", dict(saturate=False)),
+        (["--saturate", "1", "--opset", "19"], "float8e4m3fnuz", dict(fnuz_inf_to_nan=True)),
+        (["--opset", "24"], "float8e4m3fnuz", dict()),
+        (["--round-mode", "down"], "float8e8m0", dict(round_mode="down")),
+        (["--round-mode", "nearest", "--saturate", "0"], "float8e8m0", dict(round_mode="nearest", saturate=False)),
+        (["--opset", "1"], "int16", dict()),
+    ],
+)
 def test_flags(source, tmp_path, capsys, flags, target, options):
     out = tmp_path / "y.npy"
     assert run(["cast", str(source), "--to", target, *flags, "-o", str(out)], capsys)[0] == 0
     assert codes(np.load(out)) == reference(VALUES, target, **options)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["cast", "{missing}", "--to", "float", "-o", "{out}"], "No such file or directory"),
-    (["cast", "{source}", "--to", "float9", "-o", "{out}"], "unknown type name 'float9'"),
-    (["cast", "{source}", "--to", "99", "-o", "{out}"], "unknown TensorProto.DataType id 99"),
-    (["cast", "{source}", "--to", "float8e4m3fn", "--opset", "18", "-o", "{out}"],
-     "Cast-13 \\(in force at opset 18\\) does not take FLOAT8E4M3FN as its output type"),
-    (["cast", "{source}", "--to", "int8", "--saturate", "1", "--opset", "13", "-o", "{out}"],
-     "Cast-13 .* has no saturate attribute"),
-    (["cast", "{source}", "--to", "int8", "--opset", "29", "-o", "{out}"], "Cast is defined from opset 1 to 28"),
-    (["cast", "{source}", "--to", "int8", "--saturate", "2", "-o", "{out}"], "argument --saturate: invalid choice"),
-    (["cast", "{source}", "--to", "int8", "--round-mode", "up-ish", "-o", "{out}"], "argument --round-mode"),
-    (["cast", "{source}", "--to", "int8", "-o", "{tmp}/y.txt"], "unknown file kind '.txt'"),
-    (["cast", "{source}", "--to", "int8"], "the following arguments are required: -o/--output"),
-    (["cast", "{source}", "--to", "int8", "-o", "{tmp}/no/such/dir/y.npy"], "No such file or directory"),
-    (["convert", "x"], "invalid choice: 'convert'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["cast", "{missing}", "--to", "float", "-o", "{out}"], "No such file or directory"),
+        (["cast", "{source}", "--to", "float9", "-o", "{out}"], "unknown type name 'float9'"),
+        (["cast", "{source}", "--to", "99", "-o", "{out}"], "unknown TensorProto.DataType id 99"),
+        (
+            ["cast", "{source}", "--to", "float8e4m3fn", "--opset", "18", "-o", "{out}"],
+            "Cast-13 \\(in force at opset 18\\) does not take FLOAT8E4M3FN as its output type",
+        ),
+        (
+            ["cast", "{source}", "--to", "int8", "--saturate", "1", "--opset", "13", "-o", "{out}"],
+            "Cast-13 .* has no saturate attribute",
+        ),
+        (["cast", "{source}", "--to", "int8", "--opset", "29", "-o", "{out}"], "Cast is defined from opset 1 to 28"),
+        (["cast", "{source}", "--to", "int8", "--saturate", "2", "-o", "{out}"], "argument --saturate: invalid choice"),
+        (["cast", "{source}", "--to", "int8", "--round-mode", "up-ish", "-o", "{out}"], "argument --round-mode"),
+        (["cast", "{source}", "--to", "int8", "-o", "{tmp}/y.txt"], "unknown file kind '.txt'"),
+        (["cast", "{source}", "--to", "int8"], "the following arguments are required: -o/--output"),
+        (["cast", "{source}", "--to", "int8", "-o", "{tmp}/no/such/dir/y.npy"], "No such file or directory"),
+        (["convert", "x"], "invalid choice: 'convert'"),
+    ],
+)
 def test_errors_are_one_line_and_leave_no_file(source, tmp_path, capsys, argv, message):
     names = dict(source=source, missing=tmp_path / "missing.npy", out=tmp_path / "y.npy", tmp=tmp_path)
     before = sorted(os.listdir(tmp_path))
@@ -117,8 +127,11 @@ def test_bad_input_files(tmp_path, capsys):
     garbage.write_bytes(b"\xff\xff\xff\xff")
     complex_npy = tmp_path / "complex.npy"
     np.save(complex_npy, np.zeros(2, np.complex64))
-    for path, message in ((void, "holds raw bytes"), (garbage, "is not a serialized ONNX TensorProto"),
-                          (complex_npy, "complex")):
+    for path, message in (
+        (void, "holds raw bytes"),
+        (garbage, "is not a serialized ONNX TensorProto"),
+        (complex_npy, "complex"),
+    ):
         status, _, err = run(["cast", str(path), "--to", "float", "-o", str(tmp_path / "y.npy")], capsys)
         assert status == 2 and message in err
     assert not (tmp_path / "y.npy").exists()
@@ -182,8 +195,21 @@ def test_help(capsys):
 
 
 def test_python_dash_m(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "numbacast", "cast", str(tmp_path / "missing.pb"), "--to",
-                             "float", "-o", str(tmp_path / "y.npy")], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "numbacast",
+            "cast",
+            str(tmp_path / "missing.pb"),
+            "--to",
+            "float",
+            "-o",
+            str(tmp_path / "y.npy"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("numbacast: error: ") and result.stderr.count("\n") == 1
     assert os.listdir(tmp_path) == []

@@ -12,14 +12,15 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import storage_codes
 
 import numbacast
-from conftest import storage_codes
 from numbacast.engine.checks import refuse_dask
 from numbacast.engine.kernels import PARALLEL_MIN
 
-da = pytest.importorskip("dask.array", reason="the Dask tests need dask[array,distributed] "
-                                              "(pip install 'numbacast[dask]')")
+da = pytest.importorskip(
+    "dask.array", reason="the Dask tests need dask[array,distributed] (pip install 'numbacast[dask]')"
+)
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("float8e4m3fn", "int4", "float16")
@@ -35,16 +36,22 @@ def sample(n, seed=0):
 
 def unevaluable(shape, chunks, dtype):
     """A Dask array whose chunks fail if anything ever computes them."""
+
     def fail(block):
         raise AssertionError("a chunk was computed")
+
     meta = np.empty((0,) * len(shape), dtype)
     return da.zeros(shape, chunks=chunks, dtype=dtype).map_blocks(fail, dtype=dtype, meta=meta)
 
 
 def test_cast_is_lazy_with_the_same_chunks_and_the_target_dtype():
     x = unevaluable((10, 7), (4, 3), np.float32)
-    for to, storage in [("float8e4m3fn", ml_dtypes.float8_e4m3fn), ("int4", ml_dtypes.int4), (10, np.float16),
-                        ("bool", np.bool_)]:
+    for to, storage in [
+        ("float8e4m3fn", ml_dtypes.float8_e4m3fn),
+        ("int4", ml_dtypes.int4),
+        (10, np.float16),
+        ("bool", np.bool_),
+    ]:
         result = numbacast.cast(x, to)
         assert isinstance(result, da.Array)
         assert result.chunks == x.chunks and result.dtype == storage
@@ -64,20 +71,25 @@ def test_options_and_each_chunk_s_own_dtype_are_honoured():
     x = np.array([1e9, -np.inf, 0.3, 3.0], np.float64)
     dx = da.from_array(x, chunks=2)
     for options in (dict(saturate=False), dict(saturate=True)):
-        assert np.array_equal(storage_codes(numbacast.cast(dx, "float8e5m2", **options).compute()),
-                              storage_codes(numbacast.cast(x, "float8e5m2", **options)))
+        assert np.array_equal(
+            storage_codes(numbacast.cast(dx, "float8e5m2", **options).compute()),
+            storage_codes(numbacast.cast(x, "float8e5m2", **options)),
+        )
     assert numbacast.cast(dx, "float8e8m0", round_mode="down").compute().astype(np.float64).tolist()[2:] == [0.25, 2]
     zero_d = numbacast.cast(da.from_array(np.float32(2.5)), "int4")
     assert zero_d.shape == () and int(zero_d.compute()) == 2
     assert numbacast.cast(da.zeros((0, 3), chunks=2), "bfloat16").compute().shape == (0, 3)
 
 
-@pytest.mark.parametrize("bad,error,match", [
-    (dict(to="float7"), ValueError, "float7"),
-    (dict(to="string"), (TypeError, ValueError), "(?i)string"),
-    (dict(to="float8e4m3fn", saturate=2), TypeError, "saturate"),
-    (dict(to="float8e8m0", round_mode="ceil"), ValueError, "up.*down.*nearest"),
-])
+@pytest.mark.parametrize(
+    "bad,error,match",
+    [
+        (dict(to="float7"), ValueError, "float7"),
+        (dict(to="string"), (TypeError, ValueError), "(?i)string"),
+        (dict(to="float8e4m3fn", saturate=2), TypeError, "saturate"),
+        (dict(to="float8e8m0", round_mode="ceil"), ValueError, "up.*down.*nearest"),
+    ],
+)
 def test_bad_arguments_raise_at_the_call(bad, error, match):
     with pytest.raises(error, match=match):
         numbacast.cast(unevaluable((6,), 2, np.float32), **bad)
@@ -107,8 +119,13 @@ def test_refuse_dask_rejects_dask_arrays_only():
 
 
 def run_python(code, **env):
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(REPO), **env), cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO), **env),
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -127,7 +144,8 @@ def test_numpy_casts_never_import_dask():
 def test_threaded_scheduler_runs_parallel_kernels_one_at_a_time():
     """Numba's workqueue threading layer aborts the process when two threads
     launch parallel kernels at once; Dask's threads must not do that."""
-    result = run_python(f"""
+    result = run_python(
+        f"""
         import json
         import numpy as np, numba, dask.array as da
         import numbacast
@@ -136,7 +154,9 @@ def test_threaded_scheduler_runs_parallel_kernels_one_at_a_time():
             scheduler="threads", num_workers=4)
         same = bool(np.array_equal(got.view(np.uint8), numbacast.cast(x, "float8e4m3fn").view(np.uint8)))
         print(json.dumps([numba.threading_layer(), same]))
-    """, NUMBA_THREADING_LAYER="workqueue")
+    """,
+        NUMBA_THREADING_LAYER="workqueue",
+    )
     assert result == ["workqueue", True]
 
 
@@ -147,10 +167,15 @@ def test_threaded_scheduler_runs_parallel_kernels_one_at_a_time():
 def cluster():
     """(client, worker addresses): two worker processes with one thread each,
     sharing this process's kernel cache on disk."""
-    distributed = pytest.importorskip("distributed", reason="the cluster tests need dask[distributed] "
-                                                            "(pip install 'numbacast[dask]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as local_cluster, distributed.Client(local_cluster) as client:
+    distributed = pytest.importorskip(
+        "distributed", reason="the cluster tests need dask[distributed] (pip install 'numbacast[dask]')"
+    )
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as local_cluster,
+        distributed.Client(local_cluster) as client,
+    ):
         workers = sorted(client.scheduler_info()["workers"])
         assert len(workers) == 2
         yield client, workers
@@ -173,6 +198,7 @@ def kernel_cache_stats(conversion_text):
     """On a worker: (disk cache hits, compilations) of ``cast_kernel`` for the
     signatures of one conversion."""
     from numbacast.engine.kernels import cast_kernel
+
     stats = cast_kernel.stats
 
     def count(counter):

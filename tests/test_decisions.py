@@ -20,12 +20,31 @@ def codes(x, to, **options):
 # -- Types -----------------------------------------------------------------
 
 STORAGE = {
-    1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
-    9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
-    16: ml_dtypes.bfloat16, 17: ml_dtypes.float8_e4m3fn, 18: ml_dtypes.float8_e4m3fnuz,
-    19: ml_dtypes.float8_e5m2, 20: ml_dtypes.float8_e5m2fnuz, 21: ml_dtypes.uint4, 22: ml_dtypes.int4,
-    23: ml_dtypes.float4_e2m1fn, 24: ml_dtypes.float8_e8m0fnu, 25: ml_dtypes.uint2, 26: ml_dtypes.int2,
-    27: ml_dtypes.float6_e2m3fn, 28: ml_dtypes.float6_e3m2fn,
+    1: np.float32,
+    2: np.uint8,
+    3: np.int8,
+    4: np.uint16,
+    5: np.int16,
+    6: np.int32,
+    7: np.int64,
+    9: np.bool_,
+    10: np.float16,
+    11: np.float64,
+    12: np.uint32,
+    13: np.uint64,
+    16: ml_dtypes.bfloat16,
+    17: ml_dtypes.float8_e4m3fn,
+    18: ml_dtypes.float8_e4m3fnuz,
+    19: ml_dtypes.float8_e5m2,
+    20: ml_dtypes.float8_e5m2fnuz,
+    21: ml_dtypes.uint4,
+    22: ml_dtypes.int4,
+    23: ml_dtypes.float4_e2m1fn,
+    24: ml_dtypes.float8_e8m0fnu,
+    25: ml_dtypes.uint2,
+    26: ml_dtypes.int2,
+    27: ml_dtypes.float6_e2m3fn,
+    28: ml_dtypes.float6_e3m2fn,
 }
 
 
@@ -46,6 +65,7 @@ def test_types_complex_refused(spec):
 
 
 # -- A single correct rounding ------------------------------------------------
+
 
 def test_single_rounding_double_to_float8_not_via_float():
     # 1 + 1/16 is the tie between 1 and 1.125 in E4M3; a double just above it
@@ -69,12 +89,15 @@ def test_single_rounding_int64_to_bfloat16_and_float8():
     x = 2**60 + 2**52 + 1  # just above the tie between two bfloat16 values
     assert cast(np.array([x], np.int64), "bfloat16").astype(np.float64)[0] == 2**60 + 2**53
     assert cast(np.array([-x], np.int64), "bfloat16").astype(np.float64)[0] == -(2**60 + 2**53)
-    assert cast(np.array([2**62 + 2**58 + 1], np.int64), "float8e8m0", round_mode="nearest").view(np.uint8)[0] == 127 + 62
+    assert (
+        cast(np.array([2**62 + 2**58 + 1], np.int64), "float8e8m0", round_mode="nearest").view(np.uint8)[0] == 127 + 62
+    )
     assert cast(np.array([2**62 + 1], np.int64), "float8e8m0", round_mode="up").view(np.uint8)[0] == 127 + 63
     assert cast(np.array([2**62], np.int64), "float8e8m0", round_mode="up").view(np.uint8)[0] == 127 + 62
 
 
 # -- Floating point targets ------------------------------------------------
+
 
 def test_overflow_is_judged_after_rounding():
     assert codes([464.0, -464.0], "float8e4m3fn", saturate=False) == [0x7E, 0xFE]  # tie -> 448
@@ -96,12 +119,15 @@ def test_ieee_targets_nan_keeps_its_sign():
         assert np.isnan(out).all() and np.signbit(out).tolist() == [False, True]
 
 
-@pytest.mark.parametrize("to,max_code,inf_code,nan_codes", [
-    ("float8e4m3fn", 0x7E, None, (0x7F, 0xFF)),
-    ("float8e4m3fnuz", 0x7F, None, (0x80, 0x80)),
-    ("float8e5m2", 0x7B, 0x7C, (0x7E, 0xFE)),
-    ("float8e5m2fnuz", 0x7F, None, (0x80, 0x80)),
-])
+@pytest.mark.parametrize(
+    "to,max_code,inf_code,nan_codes",
+    [
+        ("float8e4m3fn", 0x7E, None, (0x7F, 0xFF)),
+        ("float8e4m3fnuz", 0x7F, None, (0x80, 0x80)),
+        ("float8e5m2", 0x7B, 0x7C, (0x7E, 0xFE)),
+        ("float8e5m2fnuz", 0x7F, None, (0x80, 0x80)),
+    ],
+)
 def test_float8_saturate_tables(to, max_code, inf_code, nan_codes):
     neg_max = max_code | 0x80
     values = [INF, -INF, 1e6, -1e6, NAN, -NAN]
@@ -120,13 +146,19 @@ def test_float8_fnuz_negative_zero_becomes_zero():
     assert codes([-0.0], "float8e5m2") == [0x80]
 
 
-@pytest.mark.parametrize("to,max_code,bits", [("float4e2m1", 0x7, 4), ("float6e2m3", 0x1F, 6),
-                                               ("float6e3m2", 0x1F, 6)])
+@pytest.mark.parametrize("to,max_code,bits", [("float4e2m1", 0x7, 4), ("float6e2m3", 0x1F, 6), ("float6e3m2", 0x1F, 6)])
 def test_float4_float6_always_saturate_and_nan_gives_max(to, max_code, bits):
     sign = 1 << (bits - 1)
     for saturate in (True, False):
         assert codes([INF, -INF, 1e9, -1e9, NAN, -NAN, -0.0], to, saturate=saturate) == [
-            max_code, max_code | sign, max_code, max_code | sign, max_code, max_code, sign]
+            max_code,
+            max_code | sign,
+            max_code,
+            max_code | sign,
+            max_code,
+            max_code,
+            sign,
+        ]
 
 
 def test_float4_rounds_to_nearest_even():
@@ -134,12 +166,15 @@ def test_float4_rounds_to_nearest_even():
     assert codes([0.25, 0.75, 1.25, 2.5, 3.5, 5.0, 5.01], "float4e2m1") == [0, 2, 2, 4, 6, 6, 7]
 
 
-@pytest.mark.parametrize("mode,expected", [
-    # inputs: 3, 2.9, 1.5, 1.49, 4, -3, 2**-127, 2**-128, 2**127, 2**128, 1e300
-    ("up", [129, 129, 128, 128, 129, 129, 0, 0, 254, 254, 254]),
-    ("down", [128, 128, 127, 127, 129, 128, 0, 0, 254, 254, 254]),
-    ("nearest", [129, 128, 128, 127, 129, 129, 0, 0, 254, 254, 254]),
-])
+@pytest.mark.parametrize(
+    "mode,expected",
+    [
+        # inputs: 3, 2.9, 1.5, 1.49, 4, -3, 2**-127, 2**-128, 2**127, 2**128, 1e300
+        ("up", [129, 129, 128, 128, 129, 129, 0, 0, 254, 254, 254]),
+        ("down", [128, 128, 127, 127, 129, 128, 0, 0, 254, 254, 254]),
+        ("nearest", [129, 128, 128, 127, 129, 129, 0, 0, 254, 254, 254]),
+    ],
+)
 def test_float8e8m0_round_modes(mode, expected):
     x = [3.0, 2.9, 1.5, 1.49, 4.0, -3.0, 2.0**-127, 2.0**-128, 2.0**127, 2.0**128, 1e300]
     assert codes(x, "float8e8m0", round_mode=mode) == expected
@@ -156,7 +191,10 @@ def test_float8e8m0_specials_and_range():
     # 1.5 * 2**-128 goes up to 2**-127 (code 0) when rounding up or to nearest
     tiny = [1.5 * 2.0**-128]
     assert [codes(tiny, "float8e8m0", round_mode=m, saturate=False) for m in ("up", "down", "nearest")] == [
-        [0], [255], [0]]
+        [0],
+        [255],
+        [0],
+    ]
     # float32 subnormal 2**-127 is code 0 in every mode
     sub = np.array([2.0**-127], np.float32)
     assert sub[0] != 0
@@ -173,6 +211,7 @@ def test_other_float_targets_from_integers_round_the_exact_integer():
 
 # -- Integer targets -------------------------------------------------------
 
+
 def test_integer_to_integer_keeps_low_bits():
     assert cast(np.array([200], np.int16), "int8").tolist() == [-56]
     assert cast(np.array([9], np.int8), "int4").astype(np.int8).tolist() == [-7]
@@ -185,7 +224,7 @@ def test_float_to_integer_truncates_and_saturates():
     x = np.array([2.9, -2.9, 1e20, -1e20, NAN, INF, -INF, -0.999, 127.9, -128.9])
     assert cast(x, "int8").tolist() == [2, -2, 127, -128, 0, 127, -128, 0, 127, -128]
     assert cast(x, "uint8").tolist() == [2, 0, 255, 0, 0, 255, 0, 0, 127, 0]
-    assert cast(x, "int64").tolist()[2:7] == [2**63 - 1, -2**63, 0, 2**63 - 1, -2**63]
+    assert cast(x, "int64").tolist()[2:7] == [2**63 - 1, -(2**63), 0, 2**63 - 1, -(2**63)]
     assert cast(x, "uint64").tolist()[2:7] == [2**64 - 1, 0, 0, 2**64 - 1, 0]
     assert cast(np.array([2.0**63, 2.0**64]), "uint64").tolist() == [2**63, 2**64 - 1]
 
@@ -206,12 +245,17 @@ def test_bool_source_is_zero_or_one():
 
 # -- Bool target -------------------------------------------------------------
 
+
 def test_bool_target_zero_is_false_everything_else_true():
     x = np.array([0.0, -0.0, NAN, 1e-45, -INF, 0.5])
     assert cast(x, "bool").tolist() == [False, False, True, True, True, True]
     assert cast(np.array([0, 2, -1], np.int64), "bool").tolist() == [False, True, True]
-    assert cast(np.array([0x00, 0x80, 0x7F, 0x01], np.uint8).view(ml_dtypes.float8_e4m3fn),
-                "bool").tolist() == [False, False, True, True]
+    assert cast(np.array([0x00, 0x80, 0x7F, 0x01], np.uint8).view(ml_dtypes.float8_e4m3fn), "bool").tolist() == [
+        False,
+        False,
+        True,
+        True,
+    ]
 
 
 def test_float8_fnuz_infinity_is_nan_before_cast_24():
@@ -219,6 +263,7 @@ def test_float8_fnuz_infinity_is_nan_before_cast_24():
     (the ONNX layer selects this rule by opset); finite overflow still saturates."""
     from numbacast.engine.arrays import run
     from numbacast.engine.conversion import Conversion
+
     x = np.array([np.inf, -np.inf, 1e9, -1e9, 1.0], np.float32)
     for name, max_code in (("float8e4m3fnuz", 0x7F), ("float8e5m2fnuz", 0x7F)):
         conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(name), True, "up", inf_to_nan=True)

@@ -17,9 +17,13 @@ def _to_float8(a):
 
 @njit
 def _many(a):
-    return (numbacast.cast(a, 23), numbacast.cast(a, "INT4"), numbacast.cast(a, "int32"),
-            numbacast.cast(a, "float8e4m3fn", saturate=False),
-            numbacast.cast(a, 24, saturate=False, round_mode="nearest"))
+    return (
+        numbacast.cast(a, 23),
+        numbacast.cast(a, "INT4"),
+        numbacast.cast(a, "int32"),
+        numbacast.cast(a, "float8e4m3fn", saturate=False),
+        numbacast.cast(a, 24, saturate=False, round_mode="nearest"),
+    )
 
 
 @njit(parallel=True)
@@ -46,9 +50,13 @@ def test_cast_in_njit_matches_python():
 
 def test_literal_ids_names_and_options():
     results = _many(X)
-    expected = [python_codes(X, 23), python_codes(X, "int4"), python_codes(X, "int32"),
-                python_codes(X, "float8e4m3fn", saturate=False),
-                python_codes(X, 24, saturate=False, round_mode="nearest")]
+    expected = [
+        python_codes(X, 23),
+        python_codes(X, "int4"),
+        python_codes(X, "int32"),
+        python_codes(X, "float8e4m3fn", saturate=False),
+        python_codes(X, 24, saturate=False, round_mode="nearest"),
+    ]
     for got, want in zip(results, expected):
         assert np.array_equal(got, want)
 

@@ -26,8 +26,11 @@ def collect():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the generators' own overflow warnings
         cases = collect_testcases()
-    return [case for case in cases
-            if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ("Cast", "CastLike")]
+    return [
+        case
+        for case in cases
+        if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ("Cast", "CastLike")
+    ]
 
 
 CASES = collect()
@@ -38,8 +41,12 @@ def test_all_the_cases_are_collected():
     if onnx.__version__.startswith("1.23."):
         assert len(CASES) == 172
     names = {case.name for case in CASES}
-    assert {"test_cast_FLOAT_to_FLOAT4E2M1", "test_castlike_INT2_to_INT8_expanded",
-            "test_cast_e8m0_FLOAT_to_FLOAT8E8M0", "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ"} <= names
+    assert {
+        "test_cast_FLOAT_to_FLOAT4E2M1",
+        "test_castlike_INT2_to_INT8_expanded",
+        "test_cast_e8m0_FLOAT_to_FLOAT8E8M0",
+        "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ",
+    } <= names
 
 
 def codes(array):
@@ -67,5 +74,7 @@ def test_backend_case(case):
             assert codes(got)[source_nan].tolist() == [0x7] * source_nan.sum()  # +6, DECISIONS.md
             assert codes(expected)[source_nan].tolist() == [0x8] * source_nan.sum()  # -0 in ONNX's data
             different &= ~source_nan
-        assert not different.any(), (f"{different.sum()} differences at {np.flatnonzero(different)[:5]}: got "
-                                     f"{codes(got)[different][:5]}, expected {codes(expected)[different][:5]}")
+        assert not different.any(), (
+            f"{different.sum()} differences at {np.flatnonzero(different)[:5]}: got "
+            f"{codes(got)[different][:5]}, expected {codes(expected)[different][:5]}"
+        )

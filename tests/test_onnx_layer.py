@@ -6,6 +6,7 @@ import importlib
 import subprocess
 import sys
 
+import exact
 import ml_dtypes
 import numpy as np
 import onnx
@@ -13,7 +14,6 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-import exact
 import numbacast
 import numbacast.onnx as nx
 
@@ -34,13 +34,14 @@ def codes_of(tensor):
 
 # -- cast_tensor ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("raw", [True, False])
-@pytest.mark.parametrize("target", ["FLOAT8E4M3FN", "INT4", "FLOAT4E2M1", "FLOAT6E3M2", "UINT2", "BFLOAT16",
-                                    "DOUBLE", "INT32", "BOOL"])
+@pytest.mark.parametrize(
+    "target", ["FLOAT8E4M3FN", "INT4", "FLOAT4E2M1", "FLOAT6E3M2", "UINT2", "BFLOAT16", "DOUBLE", "INT32", "BOOL"]
+)
 def test_cast_tensor_from_float(raw, target):
     values = np.array(VALUES, np.float32).reshape(11, 1)
-    tensor = helper.make_tensor("x", TensorProto.FLOAT, values.shape, values if raw else values.reshape(-1),
-                                raw=raw)
+    tensor = helper.make_tensor("x", TensorProto.FLOAT, values.shape, values if raw else values.reshape(-1), raw=raw)
     assert tensor.HasField("raw_data") == raw
     out = nx.cast_tensor(tensor, getattr(TensorProto, target))
     assert out.name == "x" and list(out.dims) == [11, 1] and out.data_type == getattr(TensorProto, target)
@@ -48,8 +49,9 @@ def test_cast_tensor_from_float(raw, target):
     assert codes_of(out) == reference("float", values, target.lower())
 
 
-PACKED_SOURCE_CASES = [(source, "FLOAT") for source in ("INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2", "FLOAT6E2M3",
-                                                          "FLOAT6E3M2")]
+PACKED_SOURCE_CASES = [
+    (source, "FLOAT") for source in ("INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2")
+]
 PACKED_SOURCE_CASES += [("INT4", "FLOAT16"), ("FLOAT6E3M2", "INT8"), ("UINT2", "FLOAT6E2M3"), ("FLOAT4E2M1", "INT4")]
 
 
@@ -71,11 +73,13 @@ def test_cast_tensor_packed_sources(source, target, raw):
 
 
 def test_cast_tensor_typed_fields_of_every_kind():
-    tensors = [helper.make_tensor("a", TensorProto.UINT64, [2], [2**64 - 1, 5]),
-               helper.make_tensor("b", TensorProto.INT64, [2], [-(2**63), 7]),
-               helper.make_tensor("c", TensorProto.DOUBLE, [2], [1e300, -0.1]),
-               helper.make_tensor("d", TensorProto.FLOAT16, [2], np.array([65504, -0.5], np.float16)),
-               helper.make_tensor("e", TensorProto.BOOL, [2], [True, False])]
+    tensors = [
+        helper.make_tensor("a", TensorProto.UINT64, [2], [2**64 - 1, 5]),
+        helper.make_tensor("b", TensorProto.INT64, [2], [-(2**63), 7]),
+        helper.make_tensor("c", TensorProto.DOUBLE, [2], [1e300, -0.1]),
+        helper.make_tensor("d", TensorProto.FLOAT16, [2], np.array([65504, -0.5], np.float16)),
+        helper.make_tensor("e", TensorProto.BOOL, [2], [True, False]),
+    ]
     for tensor in tensors:
         source = nx.tensor_type_name(tensor).lower()
         array = numpy_helper.to_array(tensor)
@@ -106,9 +110,12 @@ def test_cast_tensor_packed_length_error():
 
 
 def test_array_to_tensor_round_trip():
-    for array in (np.arange(5, dtype=np.uint8).view(ml_dtypes.uint4).reshape(5, 1),
-                  np.array([[1.5, -2.0]], ml_dtypes.float8_e8m0fnu), np.array(3.0, np.float64),
-                  np.zeros((0, 3), ml_dtypes.float6_e2m3fn)):
+    for array in (
+        np.arange(5, dtype=np.uint8).view(ml_dtypes.uint4).reshape(5, 1),
+        np.array([[1.5, -2.0]], ml_dtypes.float8_e8m0fnu),
+        np.array(3.0, np.float64),
+        np.zeros((0, 3), ml_dtypes.float6_e2m3fn),
+    ):
         tensor = nx.array_to_tensor(array, "t")
         assert tensor.name == "t" and list(tensor.dims) == list(array.shape)
         assert numpy_helper.to_array(tensor).tobytes() == array.tobytes()
@@ -124,6 +131,7 @@ def test_cast_tensor_strings():
 
 # -- The reference evaluator ----------------------------------------------------------
 
+
 def model(nodes, opset, inputs, outputs):
     graph = helper.make_graph(nodes, "g", inputs, outputs)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
@@ -133,13 +141,20 @@ def tensor_info(name, elem_type):
     return helper.make_tensor_value_info(name, elem_type, None)
 
 
-@pytest.mark.parametrize("opset, expected", [(19, [0x80, 0x80, 0x40]), (23, [0x80, 0x80, 0x40]),
-                                             (24, [0x7F, 0xFF, 0x40])])
+@pytest.mark.parametrize(
+    "opset, expected", [(19, [0x80, 0x80, 0x40]), (23, [0x80, 0x80, 0x40]), (24, [0x7F, 0xFF, 0x40])]
+)
 def test_evaluator_honours_the_opset(opset, expected):
-    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E5M2FNUZ),
-             helper.make_node("CastLike", ["y", "like"], ["z"])]
-    m = model(nodes, opset, [tensor_info("x", TensorProto.DOUBLE), tensor_info("like", TensorProto.FLOAT)],
-              [tensor_info("z", TensorProto.FLOAT)])
+    nodes = [
+        helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E5M2FNUZ),
+        helper.make_node("CastLike", ["y", "like"], ["z"]),
+    ]
+    m = model(
+        nodes,
+        opset,
+        [tensor_info("x", TensorProto.DOUBLE), tensor_info("like", TensorProto.FLOAT)],
+        [tensor_info("z", TensorProto.FLOAT)],
+    )
     x = np.array([np.inf, -np.inf, 1.0])
     y, z = ReferenceEvaluator(m, new_ops=nx.ops).run(["y", "z"], {"x": x, "like": np.zeros(1, np.float32)})
     assert y.view(np.uint8).tolist() == expected
@@ -147,29 +162,47 @@ def test_evaluator_honours_the_opset(opset, expected):
 
 
 def test_evaluator_cast1_with_a_type_name():
-    m = model([helper.make_node("Cast", ["x"], ["y"], to="INT8")], 5, [tensor_info("x", TensorProto.FLOAT)],
-              [tensor_info("y", TensorProto.INT8)])
+    m = model(
+        [helper.make_node("Cast", ["x"], ["y"], to="INT8")],
+        5,
+        [tensor_info("x", TensorProto.FLOAT)],
+        [tensor_info("y", TensorProto.INT8)],
+    )
     (y,) = ReferenceEvaluator(m, new_ops=nx.ops).run(None, {"x": np.array([1.9, -130.0], np.float32)})
     assert y.dtype == np.int8 and y.tolist() == [1, -128]
 
 
 def test_evaluator_reports_what_the_version_lacks():
-    m = model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN)], 17,
-              [tensor_info("x", TensorProto.FLOAT)], [tensor_info("y", TensorProto.FLOAT8E4M3FN)])
+    m = model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN)],
+        17,
+        [tensor_info("x", TensorProto.FLOAT)],
+        [tensor_info("y", TensorProto.FLOAT8E4M3FN)],
+    )
     with pytest.raises(ValueError, match="Cast-13 \\(in force at opset 17\\) does not take FLOAT8E4M3FN"):
         ReferenceEvaluator(m, new_ops=nx.ops).run(None, {"x": np.zeros(2, np.float32)})
-    m = model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT, saturate=0)], 28,
-              [tensor_info("x", TensorProto.FLOAT)], [tensor_info("y", TensorProto.FLOAT)])
+    m = model(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT, saturate=0)],
+        28,
+        [tensor_info("x", TensorProto.FLOAT)],
+        [tensor_info("y", TensorProto.FLOAT)],
+    )
     m.opset_import[0].version = 18
     with pytest.raises(ValueError, match="Cast-13 .* has no saturate attribute"):
         ReferenceEvaluator(m, new_ops=nx.ops).run(None, {"x": np.zeros(2, np.float32)})
 
 
 def test_evaluator_attributes_saturate_and_round_mode():
-    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E8M0, saturate=0, round_mode="nearest"),
-             helper.make_node("CastLike", ["x", "like"], ["z"], saturate=0)]
-    m = model(nodes, 25, [tensor_info("x", TensorProto.FLOAT), tensor_info("like", TensorProto.FLOAT8E4M3FN)],
-              [tensor_info("y", TensorProto.FLOAT8E8M0), tensor_info("z", TensorProto.FLOAT8E4M3FN)])
+    nodes = [
+        helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E8M0, saturate=0, round_mode="nearest"),
+        helper.make_node("CastLike", ["x", "like"], ["z"], saturate=0),
+    ]
+    m = model(
+        nodes,
+        25,
+        [tensor_info("x", TensorProto.FLOAT), tensor_info("like", TensorProto.FLOAT8E4M3FN)],
+        [tensor_info("y", TensorProto.FLOAT8E8M0), tensor_info("z", TensorProto.FLOAT8E4M3FN)],
+    )
     x = np.array([0.0, 3.0, 5.0, 1e6], np.float32)
     y, z = ReferenceEvaluator(m, new_ops=nx.ops).run(None, {"x": x, "like": np.zeros(1, ml_dtypes.float8_e4m3fn)})
     assert y.view(np.uint8).tolist() == reference("float", x, "float8e8m0", saturate=False, round_mode="nearest")
@@ -177,6 +210,7 @@ def test_evaluator_attributes_saturate_and_round_mode():
 
 
 # -- onnx is optional -------------------------------------------------------------------
+
 
 def test_numbacast_onnx_without_onnx(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)

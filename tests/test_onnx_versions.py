@@ -6,12 +6,12 @@ that differ between versions."""
 
 import functools
 
+import exact
 import numpy as np
 import onnx
 import pytest
 from conftest import check_against_reference, storage_codes
 
-import exact
 import numbacast
 import numbacast.onnx as nx
 from numbacast.onnx import versions
@@ -21,8 +21,11 @@ ONNX_NAMES = versions.type_names()
 
 def version_cases(op):
     """(version, type name, accepted) for every version of ``op`` and every type."""
-    return [pytest.param(v, name, versions.INTRODUCED[name] <= v, id=f"{op}-{v}-{name}")
-            for v in versions.VERSIONS[op] for name in ONNX_NAMES]
+    return [
+        pytest.param(v, name, versions.INTRODUCED[name] <= v, id=f"{op}-{v}-{name}")
+        for v in versions.VERSIONS[op]
+        for name in ONNX_NAMES
+    ]
 
 
 # -- The tables are ONNX's ----------------------------------------------------
@@ -40,8 +43,9 @@ def onnx_schema(op, version):
 def test_every_opset_has_the_version_onnx_has(op):
     for opset in range(versions.VERSIONS[op][0], versions.LATEST_OPSET + 1):
         version = versions.in_force(op, opset).version
-        assert onnx_schema(op, version).since_version == (opset if (op, opset) in BEYOND_ONNX else
-                                                          onnx.defs.get_schema(op, opset).since_version), opset
+        assert onnx_schema(op, version).since_version == (
+            opset if (op, opset) in BEYOND_ONNX else onnx.defs.get_schema(op, opset).since_version
+        ), opset
 
 
 @pytest.mark.parametrize("op, version", [(op, v) for op, vs in versions.VERSIONS.items() for v in vs])
@@ -78,13 +82,14 @@ def test_opset_must_be_an_integer(opset):
 
 # -- One test per version and type ----------------------------------------------
 
-FLOAT_SAMPLE = np.concatenate([
-    np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 0.5, 1.5, 2.5, 464.0, 465.0, 1e30, -1e-30],
-             np.float32),
-    np.linspace(-600, 600, 4801, dtype=np.float32),
-    np.float32(2.0) ** np.arange(-150, 128, dtype=np.float32),
-    np.random.default_rng(1).integers(0, 2**32, 2000, dtype=np.uint64).astype(np.uint32).view(np.float32),
-])
+FLOAT_SAMPLE = np.concatenate(
+    [
+        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 0.5, 1.5, 2.5, 464.0, 465.0, 1e30, -1e-30], np.float32),
+        np.linspace(-600, 600, 4801, dtype=np.float32),
+        np.float32(2.0) ** np.arange(-150, 128, dtype=np.float32),
+        np.random.default_rng(1).integers(0, 2**32, 2000, dtype=np.uint64).astype(np.uint32).view(np.float32),
+    ]
+)
 
 
 def sample(name):
@@ -121,12 +126,14 @@ def cast_by(op, version, x, target):
     return nx.castlike(x, like, opset=version)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference_codes(source, target, fnuz_inf_to_nan=False):
     """{code: expected code} over the sample of ``source`` cast to ``target``."""
     codes = sample(source)[0]
-    return {code: exact.cast_code(source.lower(), code, target.lower(), fnuz_inf_to_nan=fnuz_inf_to_nan)
-            for code in codes.tolist()}
+    return {
+        code: exact.cast_code(source.lower(), code, target.lower(), fnuz_inf_to_nan=fnuz_inf_to_nan)
+        for code in codes.tolist()
+    }
 
 
 def check_accepted(op, version, name):
@@ -135,13 +142,25 @@ def check_accepted(op, version, name):
         assert cast_by(op, version, np.array([1.5, -2.0], np.float32), "STRING").tolist() == ["1.5", "-2.0"]
         return
     codes, x = sample(name)
-    check_against_reference(name.lower(), codes, "float", {}, cast_by(op, version, x, "FLOAT"),
-                            reference=reference_codes(name, "FLOAT").__getitem__)
+    check_against_reference(
+        name.lower(),
+        codes,
+        "float",
+        {},
+        cast_by(op, version, x, "FLOAT"),
+        reference=reference_codes(name, "FLOAT").__getitem__,
+    )
     out = cast_by(op, version, FLOAT_SAMPLE, name)
     assert out.dtype == numbacast.resolve(name).storage
     fnuz_inf_to_nan = versions.SATURATE_SINCE <= version < versions.ROUND_MODE_SINCE and name in versions.FNUZ
-    check_against_reference("float", sample("FLOAT")[0], name.lower(), {}, out,
-                            reference=reference_codes("FLOAT", name, fnuz_inf_to_nan).__getitem__)
+    check_against_reference(
+        "float",
+        sample("FLOAT")[0],
+        name.lower(),
+        {},
+        out,
+        reference=reference_codes("FLOAT", name, fnuz_inf_to_nan).__getitem__,
+    )
 
 
 def check_refused(op, version, name):
@@ -167,6 +186,7 @@ def test_castlike_version_type(version, name, accepted):
 
 # -- The to attribute -------------------------------------------------------------
 
+
 @pytest.mark.parametrize("opset", [1, 5])
 def test_cast1_takes_to_as_a_name(opset):
     out = nx.cast(np.array([1.5, 300.0]), "int16", opset=opset)
@@ -184,8 +204,14 @@ def test_later_casts_take_to_as_an_id(opset):
         nx.cast(np.zeros(2), "FLOAT", opset=opset)
 
 
-@pytest.mark.parametrize("to, message", [(14, "COMPLEX64 \\(id 14\\) is refused"), (0, "unknown TensorProto.DataType id 0"),
-                                         (29, "unknown TensorProto.DataType id 29")])
+@pytest.mark.parametrize(
+    "to, message",
+    [
+        (14, "COMPLEX64 \\(id 14\\) is refused"),
+        (0, "unknown TensorProto.DataType id 0"),
+        (29, "unknown TensorProto.DataType id 29"),
+    ],
+)
 def test_to_refused_ids(to, message):
     with pytest.raises(ValueError, match=message):
         nx.cast(np.zeros(2), to)
@@ -198,11 +224,13 @@ def test_complex_input_refused():
 
 # -- saturate and round_mode ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("op, opset", [("Cast", 13), ("Cast", 18), ("CastLike", 15)])
 def test_saturate_does_not_exist_before_19(op, opset):
     with pytest.raises(ValueError, match=f"{op}-1[35] .* has no saturate attribute; it came with {op}-19"):
-        (nx.cast if op == "Cast" else nx.castlike)(np.zeros(2, np.float32), np.zeros(1, np.float16) if op == "CastLike"
-                                                   else 10, opset=opset, saturate=1)
+        (nx.cast if op == "Cast" else nx.castlike)(
+            np.zeros(2, np.float32), np.zeros(1, np.float16) if op == "CastLike" else 10, opset=opset, saturate=1
+        )
 
 
 @pytest.mark.parametrize("op, opset", [("Cast", 19), ("Cast", 23), ("CastLike", 21)])
@@ -239,6 +267,7 @@ def test_round_mode_values():
 
 
 # -- Infinities into the FNUZ types ---------------------------------------------------
+
 
 @pytest.mark.parametrize("target", ["FLOAT8E4M3FNUZ", "FLOAT8E5M2FNUZ"])
 @pytest.mark.parametrize("opset", [19, 20, 21, 22, 23, 24, 25, 28])

@@ -2,27 +2,50 @@
 onnx.numpy_helper and against a bit-stream reference written here, the fused
 casts against the exact reference, and the errors."""
 
+import exact
 import ml_dtypes
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import exact
 import numbacast
 from numbacast import pack, unpack
 from numbacast.packing import PACKED_TYPES
 
 PACKED = [t.name for t in PACKED_TYPES]
 LENGTHS = list(range(10)) + [100_003]  # the large one is split over threads
-FLOAT_VALUES = np.array([0.0, -0.0, 0.2, 0.25, 0.5, 1.0, 1.5, 2.5, -2.5, 3.5, 5.0, 7.49, 7.5, 100.0, -100.0,
-                         np.inf, -np.inf, np.nan, 1e-30, -3.0], np.float32)
+FLOAT_VALUES = np.array(
+    [
+        0.0,
+        -0.0,
+        0.2,
+        0.25,
+        0.5,
+        1.0,
+        1.5,
+        2.5,
+        -2.5,
+        3.5,
+        5.0,
+        7.49,
+        7.5,
+        100.0,
+        -100.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        1e-30,
+        -3.0,
+    ],
+    np.float32,
+)
 
 
 def reference_pack(codes, bits):
     """The ONNX bit stream of ``codes``: element i in bits i*bits.., little-endian, zero-padded."""
     stream = "".join(format(int(c) & ((1 << bits) - 1), f"0{bits}b")[::-1] for c in codes)  # lowest bit first
     stream += "0" * (-len(stream) % 8)
-    return bytes(int(stream[i:i + 8][::-1], 2) for i in range(0, len(stream), 8))
+    return bytes(int(stream[i : i + 8][::-1], 2) for i in range(0, len(stream), 8))
 
 
 def random_codes(t, count, seed=0):
@@ -82,8 +105,17 @@ def test_input_not_modified():
     assert np.array_equal(array.view(np.uint8), before.view(np.uint8)) and np.array_equal(data, data_before)
 
 
-@pytest.mark.parametrize("name, shape, size", [("int4", 5, 4), ("int4", 5, 2), ("uint2", (3, 3), 2),
-                                               ("float6e2m3", 5, 3), ("float6e2m3", 4, 4), ("float4e2m1", 0, 1)])
+@pytest.mark.parametrize(
+    "name, shape, size",
+    [
+        ("int4", 5, 4),
+        ("int4", 5, 2),
+        ("uint2", (3, 3), 2),
+        ("float6e2m3", 5, 3),
+        ("float6e2m3", 4, 4),
+        ("float4e2m1", 0, 1),
+    ],
+)
 def test_wrong_data_length(name, shape, size):
     with pytest.raises(ValueError, match=f"packed {name.upper()} data of shape .* takes \\d+ bytes .*, not {size}"):
         unpack(np.zeros(size, np.uint8), name, shape)
@@ -157,13 +189,16 @@ def test_fused_casts_large_and_from_float16():
 def test_fused_options_and_byte_order():
     values = np.array([1e9, -1e9, 3.0, 0.3], ">f4")
     assert numbacast.cast(values, "float4e2m1", packed=True).tobytes() == reference_pack(
-        expected_codes("float", values.astype("<f4"), "float4e2m1"), 4)
+        expected_codes("float", values.astype("<f4"), "float4e2m1"), 4
+    )
     e8m0 = unpack(reference_pack([3, 2, 1], 2), "uint2", 3, to="float8e8m0", round_mode="down")
-    assert e8m0.view(np.uint8).tolist() == [exact.cast_code("uint2", c, "float8e8m0", round_mode="down")
-                                            for c in (3, 2, 1)]
+    assert e8m0.view(np.uint8).tolist() == [
+        exact.cast_code("uint2", c, "float8e8m0", round_mode="down") for c in (3, 2, 1)
+    ]
     nan = unpack(reference_pack([7, 1], 6), "float6e2m3", 2, to="float8e4m3fnuz", saturate=False)
-    assert nan.view(np.uint8).tolist() == [exact.cast_code("float6e2m3", c, "float8e4m3fnuz", saturate=False)
-                                           for c in (7, 1)]
+    assert nan.view(np.uint8).tolist() == [
+        exact.cast_code("float6e2m3", c, "float8e4m3fnuz", saturate=False) for c in (7, 1)
+    ]
 
 
 def test_packed_errors():

@@ -11,8 +11,22 @@ CODEC_NAMES = [t.name for t in scalar.CODEC_TYPES]
 
 
 def test_every_documented_name_exists():
-    expected = {"float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-                "float8e8m0", "float4e2m1", "float6e2m3", "float6e3m2", "int4", "uint4", "int2", "uint2"}
+    expected = {
+        "float16",
+        "bfloat16",
+        "float8e4m3fn",
+        "float8e4m3fnuz",
+        "float8e5m2",
+        "float8e5m2fnuz",
+        "float8e8m0",
+        "float4e2m1",
+        "float6e2m3",
+        "float6e3m2",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+    }
     assert set(CODEC_NAMES) == expected
     for name in expected:
         assert callable(getattr(scalar, f"encode_{name}")) and callable(getattr(scalar, f"decode_{name}"))
@@ -78,7 +92,10 @@ def test_int4_codec():
 def test_every_codec_from_python_matches_cast(name):
     encode, decode = getattr(scalar, f"encode_{name}"), getattr(scalar, f"decode_{name}")
     codes = [int(encode(float(v))) for v in X]
-    assert codes == numbacast.cast(X.astype(np.float64), name).view(f"u{numbacast.resolve(name).storage.itemsize}").tolist()
+    assert (
+        codes
+        == numbacast.cast(X.astype(np.float64), name).view(f"u{numbacast.resolve(name).storage.itemsize}").tolist()
+    )
     values = np.array([decode(c) for c in codes], dtype=np.float64)
     expected = numbacast.cast(numbacast.cast(X, name), "double")
     assert np.array_equal(values, expected, equal_nan=True)

@@ -2,12 +2,12 @@
 reference for every other type, the layout, the output width, and the round
 trip of every type back through text."""
 
+import exact
 import ml_dtypes
 import numpy as np
 import pytest
 from conftest import storage_codes
 
-import exact
 import numbacast
 from numbacast import cast
 
@@ -24,8 +24,10 @@ def numpy_texts(values):
     a skip where the installed NumPy's layout is older than DECISIONS.md's."""
     limit = SCIENTIFIC_FROM[values.dtype.type]
     if str(values.dtype.type(limit)) != limit:
-        pytest.skip(f"NumPy {np.__version__} prints {values.dtype} {float(limit):g} as "
-                    f"{str(values.dtype.type(limit))!r}, not in the layout of DECISIONS.md ({limit!r})")
+        pytest.skip(
+            f"NumPy {np.__version__} prints {values.dtype} {float(limit):g} as "
+            f"{str(values.dtype.type(limit))!r}, not in the layout of DECISIONS.md ({limit!r})"
+        )
     texts = values.astype(str)
     for numpy_text, onnx_text in SPECIALS.items():
         texts[texts == numpy_text] = onnx_text
@@ -36,7 +38,8 @@ def assert_same_texts(got, expected, values):
     assert got.shape == expected.shape
     bad = np.flatnonzero(got.reshape(-1) != expected.reshape(-1))
     assert not bad.size, f"{bad.size} differ; first: " + ", ".join(
-        f"{values.reshape(-1)[i]!r}: got {got.reshape(-1)[i]!r} expected {expected.reshape(-1)[i]!r}" for i in bad[:5])
+        f"{values.reshape(-1)[i]!r}: got {got.reshape(-1)[i]!r} expected {expected.reshape(-1)[i]!r}" for i in bad[:5]
+    )
 
 
 def both_nan(name, a, b):
@@ -49,7 +52,8 @@ def assert_reads_back(texts, values, name, **options):
     got, expected = storage_codes(back), storage_codes(values)
     bad = [i for i in np.flatnonzero(got != expected) if not both_nan(name, int(got[i]), int(expected[i]))]
     assert not bad, f"{len(bad)} do not read back ({options}); first: " + ", ".join(
-        f"{texts.reshape(-1)[i]!r} -> {int(got[i]):#x}, not {int(expected[i]):#x}" for i in bad[:5])
+        f"{texts.reshape(-1)[i]!r} -> {int(got[i]):#x}, not {int(expected[i]):#x}" for i in bad[:5]
+    )
 
 
 def every_code(name):
@@ -69,8 +73,13 @@ def test_every_float16_is_numpys_str_and_reads_back():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_random_floats_are_numpys_str_and_read_back(dtype):
     rng = np.random.default_rng(2024)
-    bits = rng.integers(0, np.iinfo(f"u{np.dtype(dtype).itemsize}").max, RANDOM_SAMPLE, dtype=f"u{np.dtype(dtype).itemsize}",
-                        endpoint=True)
+    bits = rng.integers(
+        0,
+        np.iinfo(f"u{np.dtype(dtype).itemsize}").max,
+        RANDOM_SAMPLE,
+        dtype=f"u{np.dtype(dtype).itemsize}",
+        endpoint=True,
+    )
     values = bits.view(dtype)
     texts = cast(values, "string")
     assert_reads_back(texts, values, numbacast.resolve(dtype).name)
@@ -132,20 +141,30 @@ def test_narrow_floats_print_their_own_shortest_digits():
     assert cast(np.array([0.1], ml_dtypes.bfloat16), "string")[0] == "0.1"
     assert cast(np.array([3.14159], ml_dtypes.bfloat16), "string")[0] == "3.14"
     assert cast(np.array([448, -0.0, 0.1015625], ml_dtypes.float8_e4m3fn), "string").tolist() == [
-        "450.0", "-0.0", "0.1"]
+        "450.0",
+        "-0.0",
+        "0.1",
+    ]
     assert cast(np.array([57344, 1024], ml_dtypes.float8_e5m2), "string").tolist() == ["6e+04", "1e+03"]
     assert cast(np.array([6, 0.5], ml_dtypes.float4_e2m1fn), "string").tolist() == ["6.0", "0.5"]
     assert cast(np.array([1, 0.125, 1024, 2.0**-127], ml_dtypes.float8_e8m0fnu), "string").tolist() == [
-        "1.0", "0.125", "1.024e+03",
-        "5.8774717541114375398436826861112283890933277838604376075437585313920862972736358642578125e-39"]
+        "1.0",
+        "0.125",
+        "1.024e+03",
+        "5.8774717541114375398436826861112283890933277838604376075437585313920862972736358642578125e-39",
+    ]
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
 def test_integers_print_plain_decimal(dtype):
     info = np.iinfo(dtype)
     rng = np.random.default_rng(5)
-    values = np.concatenate([np.array([info.min, info.max, 0, 1, 9, 10, 99, 100], dtype),
-                             rng.integers(info.min, info.max, 5000, dtype=dtype, endpoint=True)])
+    values = np.concatenate(
+        [
+            np.array([info.min, info.max, 0, 1, 9, 10, 99, 100], dtype),
+            rng.integers(info.min, info.max, 5000, dtype=dtype, endpoint=True),
+        ]
+    )
     if info.min < 0:
         values = np.concatenate([values, np.array([-1, -9, -10], dtype)])
     powers = [10**k for k in range(20) if 10**k <= info.max]
@@ -187,7 +206,7 @@ def test_shapes_strides_byte_order_and_input_untouched():
 def test_one_large_array_equals_its_pieces():
     x = np.random.default_rng(3).standard_normal(100_000)
     whole = cast(x, "string")
-    pieces = [cast(x[i:i + 999], "string") for i in range(0, x.size, 999)]
+    pieces = [cast(x[i : i + 999], "string") for i in range(0, x.size, 999)]
     assert whole.tolist() == [t for piece in pieces for t in piece.tolist()]
 
 
@@ -201,13 +220,16 @@ def test_out_takes_any_wide_enough_str_array():
     assert view.tolist() == out.tolist()
 
 
-@pytest.mark.parametrize("out,error", [
-    (np.full(2, "x", "<U3"), ValueError),  # too narrow for "-2.25"
-    (np.full(3, "x", "<U9"), ValueError),  # wrong shape
-    (np.zeros(2, np.float64), TypeError),  # not str
-    (np.full(2, "x", ">U9"), TypeError),  # not native
-    (["x", "y"], TypeError),
-])
+@pytest.mark.parametrize(
+    "out,error",
+    [
+        (np.full(2, "x", "<U3"), ValueError),  # too narrow for "-2.25"
+        (np.full(3, "x", "<U9"), ValueError),  # wrong shape
+        (np.zeros(2, np.float64), TypeError),  # not str
+        (np.full(2, "x", ">U9"), TypeError),  # not native
+        (["x", "y"], TypeError),
+    ],
+)
 def test_string_out_errors_leave_out_untouched(out, error):
     before = np.array(out, copy=True)
     with pytest.raises(error, match="out"):

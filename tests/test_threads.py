@@ -9,13 +9,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import exact
 import numba
 import numpy as np
 import pytest
-
-import exact
-import numbacast
 from conftest import check_against_reference
+
+import numbacast
 from numbacast.engine.kernels import PARALLEL_MIN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,17 +89,28 @@ THREADS_PROBE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/task/%d/schedstat" % os.getpid()),
-                    reason="counting the threads that ran needs Linux's /proc/<pid>/task/<tid>/schedstat")
-@pytest.mark.parametrize("pool,settings,expected", [
-    (3, [1, 3, 1], [0, "some", 0]),  # numba.set_num_threads(1): only the calling thread runs the kernel
-    (1, [1], [0]),  # NUMBA_NUM_THREADS=1: likewise
-])
+@pytest.mark.skipif(
+    not os.path.exists(f"/proc/self/task/{os.getpid()}/schedstat"),
+    reason="counting the threads that ran needs Linux's /proc/<pid>/task/<tid>/schedstat",
+)
+@pytest.mark.parametrize(
+    "pool,settings,expected",
+    [
+        (3, [1, 3, 1], [0, "some", 0]),  # numba.set_num_threads(1): only the calling thread runs the kernel
+        (1, [1], [0]),  # NUMBA_NUM_THREADS=1: likewise
+    ],
+)
 def test_kernels_run_on_the_allowed_threads_only(pool, settings, expected):
-    env = dict(os.environ, PYTHONPATH=str(REPO), NUMBA_NUM_THREADS=str(pool), NUMBA_THREADING_LAYER="omp",
-               OMP_WAIT_POLICY="passive")
-    completed = subprocess.run([sys.executable, "-c", THREADS_PROBE, json.dumps(settings)], env=env, cwd=REPO,
-                               capture_output=True, text=True)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        NUMBA_NUM_THREADS=str(pool),
+        NUMBA_THREADING_LAYER="omp",
+        OMP_WAIT_POLICY="passive",
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", THREADS_PROBE, json.dumps(settings)], env=env, cwd=REPO, capture_output=True, text=True
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     if "skip" in result:
@@ -121,7 +132,12 @@ def test_python_threads_casting_large_arrays_at_once_under_workqueue():
             results = list(pool.map(lambda _: numbacast.cast(x, "float8e4m3fn").view(np.uint8), range(16)))
         print(json.dumps([numba.threading_layer(), all(np.array_equal(r, expected) for r in results)]))
     """)
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                               env=dict(os.environ, PYTHONPATH=str(REPO), NUMBA_THREADING_LAYER="workqueue"))
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO), NUMBA_THREADING_LAYER="workqueue"),
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert json.loads(completed.stdout.strip().splitlines()[-1]) == ["workqueue", True]

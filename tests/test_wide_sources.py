@@ -6,11 +6,11 @@ reference."""
 import zlib
 from fractions import Fraction
 
+import exact
 import numpy as np
 import pytest
 from conftest import check_against_reference, variant_id, variants
 
-import exact
 import numbacast
 
 WIDE_SOURCES = ["float", "double", "int32", "uint32", "int64", "uint64"]
@@ -94,8 +94,22 @@ def specials(source):
     dtype = numbacast.resolve(source).storage
     if dtype.kind == "f":
         info = np.finfo(dtype)
-        values = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, info.max, -info.max, info.tiny,
-                  -info.tiny, info.smallest_subnormal, -info.smallest_subnormal, 1.0, -1.0]
+        values = [
+            0.0,
+            -0.0,
+            np.inf,
+            -np.inf,
+            np.nan,
+            -np.nan,
+            info.max,
+            -info.max,
+            info.tiny,
+            -info.tiny,
+            info.smallest_subnormal,
+            -info.smallest_subnormal,
+            1.0,
+            -1.0,
+        ]
         return np.array(values, dtype=dtype)
     info = np.iinfo(dtype)
     return np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1], dtype=dtype)
@@ -112,8 +126,9 @@ def random_values(source, rng):
 def test_midpoints_neighbours_specials_and_random(source, variant):
     target, options = variant
     rng = np.random.default_rng(zlib.crc32(f"{source}->{target}".encode()))
-    x = np.concatenate([nearby(source, target_points(source, target, rng)), specials(source),
-                        random_values(source, rng)])
+    x = np.concatenate(
+        [nearby(source, target_points(source, target, rng)), specials(source), random_values(source, rng)]
+    )
     x = np.unique(x.view(f"u{x.dtype.itemsize}")).view(x.dtype)
     out = numbacast.cast(x, target, **options)
     codes = x.view(f"u{x.dtype.itemsize}")

@@ -16,22 +16,19 @@ import functools
 import importlib
 
 import numpy as np
-from numba import get_num_threads, prange
+from numba import get_num_threads, njit, prange
 
-from numba import njit
-
-from numbacast import FLOAT, cast, resolve
+from numbacast import FLOAT, cast
 
 #: The trivial kernels: compiled like numbacast's (parallel, no GIL), cached beside this file.
 cached_njit = functools.partial(njit, cache=True)
-
 
 
 class Unavailable(Exception):
     """This cast cannot be run here; the message says why."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sample(t, size):
     """``size`` elements of type ``t`` for timing (read-only).
 
@@ -45,8 +42,7 @@ def sample(t, size):
     elif t.is_bool:
         values = rng.integers(0, 2, size, dtype=np.uint8).view(np.bool_)
     elif t.is_integer and t.bits >= 8:
-        values = rng.integers(np.iinfo(t.storage).min, np.iinfo(t.storage).max, size, dtype=t.storage,
-                              endpoint=True)
+        values = rng.integers(np.iinfo(t.storage).min, np.iinfo(t.storage).max, size, dtype=t.storage, endpoint=True)
     else:
         values = cast(sample(FLOAT, size), t)
     values.flags.writeable = False
@@ -154,7 +150,7 @@ def optional_module(name):
         raise Unavailable(f"{name} not installed") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def torch_module():
     """torch, with as many threads as Numba uses."""
     torch = optional_module("torch")
@@ -175,9 +171,15 @@ def torch_cast(source, target, size):
 
 
 def torch_dtype(torch, t):
-    name = {"float": "float32", "double": "float64", "float8e4m3fn": "float8_e4m3fn",
-            "float8e4m3fnuz": "float8_e4m3fnuz", "float8e5m2": "float8_e5m2", "float8e5m2fnuz": "float8_e5m2fnuz",
-            "float8e8m0": "float8_e8m0fnu"}.get(t.name, t.name)
+    name = {
+        "float": "float32",
+        "double": "float64",
+        "float8e4m3fn": "float8_e4m3fn",
+        "float8e4m3fnuz": "float8_e4m3fnuz",
+        "float8e5m2": "float8_e5m2",
+        "float8e5m2fnuz": "float8_e5m2fnuz",
+        "float8e8m0": "float8_e8m0fnu",
+    }.get(t.name, t.name)
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype):
         raise Unavailable(f"torch has no {t.onnx_name}")
@@ -210,8 +212,9 @@ def onnxruntime_cast(source, target, size):
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     for opset in ORT_OPSETS:
         try:
-            session = ort.InferenceSession(cast_model(source, target, opset), options,
-                                           providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                cast_model(source, target, opset), options, providers=["CPUExecutionProvider"]
+            )
             session.run_with_ort_values(["y"], {"x": value})
         except Exception:  # onnxruntime raises its own exception types
             continue
@@ -223,8 +226,12 @@ def cast_model(source, target, opset):
     """A serialized ONNX model ``y = Cast(x, to=target)`` of one dimension."""
     helper = optional_module("onnx.helper")
     node = helper.make_node("Cast", ["x"], ["y"], to=target.id)
-    graph = helper.make_graph([node], "cast", [helper.make_tensor_value_info("x", source.id, [None])],
-                              [helper.make_tensor_value_info("y", target.id, [None])])
+    graph = helper.make_graph(
+        [node],
+        "cast",
+        [helper.make_tensor_value_info("x", source.id, [None])],
+        [helper.make_tensor_value_info("y", target.id, [None])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = helper.find_min_ir_version_for(model.opset_import)
     return model.SerializeToString()

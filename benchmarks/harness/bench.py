@@ -43,17 +43,50 @@ WARM_UP = 3
 #: Warm calls timed for each call-overhead row.
 OVERHEAD_CALLS = 2000
 
-NARROW = tuple(map(resolve, ("float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
-                             "float8e8m0", "float4e2m1", "float6e2m3", "float6e3m2", "int4", "uint4", "int2", "uint2",
-                             "int8")))
+NARROW = tuple(
+    map(
+        resolve,
+        (
+            "float16",
+            "bfloat16",
+            "float8e4m3fn",
+            "float8e4m3fnuz",
+            "float8e5m2",
+            "float8e5m2fnuz",
+            "float8e8m0",
+            "float4e2m1",
+            "float6e2m3",
+            "float6e3m2",
+            "int4",
+            "uint4",
+            "int2",
+            "uint2",
+            "int8",
+        ),
+    )
+)
 ML_DTYPES_FLOATS = tuple(t for t in NARROW if t.name.startswith(("float8", "float6", "float4")))
 TORCH_TYPES = tuple(t for t in NARROW if t.name.startswith(("float16", "bfloat16", "float8")))
-NUMPY_PAIRS = tuple((resolve(a), resolve(b)) for a, b in (
-    ("double", "float"), ("float", "double"), ("float", "float16"), ("float16", "float"), ("double", "int32"),
-    ("int64", "float"), ("int32", "int8"), ("float", "bool")))
+NUMPY_PAIRS = tuple(
+    (resolve(a), resolve(b))
+    for a, b in (
+        ("double", "float"),
+        ("float", "double"),
+        ("float", "float16"),
+        ("float16", "float"),
+        ("double", "int32"),
+        ("int64", "float"),
+        ("int32", "int8"),
+        ("float", "bool"),
+    )
+)
 PACKED = tuple(map(resolve, ("int4", "float4e2m1")))
-OVERHEAD_PAIRS = ((FLOAT, resolve("float16")), (FLOAT, resolve("float8e4m3fn")), (resolve("float8e4m3fn"), FLOAT),
-                  (FLOAT, resolve("int4")))
+OVERHEAD_PAIRS = (
+    (FLOAT, resolve("float16")),
+    (FLOAT, resolve("float8e4m3fn")),
+    (resolve("float8e4m3fn"), FLOAT),
+    (FLOAT, resolve("int4")),
+)
 MEMORY_PAIRS = OVERHEAD_PAIRS
 
 
@@ -117,8 +150,13 @@ def seconds(function):
 
 def timed(group, source, target, size, repeat):
     """Median milliseconds of numbacast's cast and of the baseline, run alternately after a warm-up."""
-    ours_cast = (baselines.packed_cast if group.packed else
-                 baselines.numbacast_cast_into if group.reuse_output else baselines.numbacast_cast)(source, target, size)
+    ours_cast = (
+        baselines.packed_cast
+        if group.packed
+        else baselines.numbacast_cast_into
+        if group.reuse_output
+        else baselines.numbacast_cast
+    )(source, target, size)
     their_cast = group.baseline(source, target, size)
     for _ in range(WARM_UP):
         ours_cast(), their_cast()
@@ -152,27 +190,101 @@ def make_groups():
     at_most = "numbacast / {}"
     speedup = "{} / numbacast"
     return (
-        Group("to-narrow", "FLOAT to narrow types, against a trivial kernel moving the same bytes", "trivial",
-              tuple((FLOAT, t) for t in NARROW), Target("<=", 1.5), at_most, timed, baselines.trivial_cast),
-        Group("from-narrow", "narrow types to FLOAT, against a trivial kernel moving the same bytes", "trivial",
-              tuple((t, FLOAT) for t in NARROW), Target("<=", 1.5), at_most, timed, baselines.trivial_cast),
-        Group("packed", "FLOAT to packed bytes and back, against a trivial kernel (2 float32 <-> 1 byte)",
-              "trivial", to_and_from_float(PACKED), Target("<=", 1.5),
-              at_most, timed, baselines.trivial_packed_cast, packed=True),
-        Group("ml_dtypes", "float8, float6 and float4 types, against ml_dtypes astype", "ml_dtypes",
-              to_and_from_float(ML_DTYPES_FLOATS), Target(">=", 20), speedup, timed, baselines.astype_cast,
-              speedup=True),
-        Group("torch", "FLOAT16, BFLOAT16 and float8, against PyTorch CPU tensor.to", "torch",
-              to_and_from_float(TORCH_TYPES), Target(">", 1), speedup, timed, baselines.torch_cast, speedup=True),
-        Group("onnxruntime", "against onnxruntime's CPU Cast (a one-node model; both reuse their output buffer)",
-              "onnxrt", unique(to_and_from_float(NARROW) + NUMPY_PAIRS), Target(">", 1), speedup, timed,
-              baselines.onnxruntime_cast, speedup=True, reuse_output=True),
-        Group("numpy", "standard NumPy pairs, against NumPy astype", "numpy", NUMPY_PAIRS, Target("<=", 1),
-              at_most, timed, baselines.astype_cast),
-        Group("overhead", "call overhead, warm, 1-element array (target on numbacast's time)", "numpy",
-              OVERHEAD_PAIRS, Target("<=", 10, " us", on_value=True), at_most, overhead, unit="us"),
-        Group("memory", "peak memory of a cast beyond its input, over the output's size", "output",
-              MEMORY_PAIRS, Target("<=", 1.01), "peak / output", peak_memory, unit="MB"),
+        Group(
+            "to-narrow",
+            "FLOAT to narrow types, against a trivial kernel moving the same bytes",
+            "trivial",
+            tuple((FLOAT, t) for t in NARROW),
+            Target("<=", 1.5),
+            at_most,
+            timed,
+            baselines.trivial_cast,
+        ),
+        Group(
+            "from-narrow",
+            "narrow types to FLOAT, against a trivial kernel moving the same bytes",
+            "trivial",
+            tuple((t, FLOAT) for t in NARROW),
+            Target("<=", 1.5),
+            at_most,
+            timed,
+            baselines.trivial_cast,
+        ),
+        Group(
+            "packed",
+            "FLOAT to packed bytes and back, against a trivial kernel (2 float32 <-> 1 byte)",
+            "trivial",
+            to_and_from_float(PACKED),
+            Target("<=", 1.5),
+            at_most,
+            timed,
+            baselines.trivial_packed_cast,
+            packed=True,
+        ),
+        Group(
+            "ml_dtypes",
+            "float8, float6 and float4 types, against ml_dtypes astype",
+            "ml_dtypes",
+            to_and_from_float(ML_DTYPES_FLOATS),
+            Target(">=", 20),
+            speedup,
+            timed,
+            baselines.astype_cast,
+            speedup=True,
+        ),
+        Group(
+            "torch",
+            "FLOAT16, BFLOAT16 and float8, against PyTorch CPU tensor.to",
+            "torch",
+            to_and_from_float(TORCH_TYPES),
+            Target(">", 1),
+            speedup,
+            timed,
+            baselines.torch_cast,
+            speedup=True,
+        ),
+        Group(
+            "onnxruntime",
+            "against onnxruntime's CPU Cast (a one-node model; both reuse their output buffer)",
+            "onnxrt",
+            unique(to_and_from_float(NARROW) + NUMPY_PAIRS),
+            Target(">", 1),
+            speedup,
+            timed,
+            baselines.onnxruntime_cast,
+            speedup=True,
+            reuse_output=True,
+        ),
+        Group(
+            "numpy",
+            "standard NumPy pairs, against NumPy astype",
+            "numpy",
+            NUMPY_PAIRS,
+            Target("<=", 1),
+            at_most,
+            timed,
+            baselines.astype_cast,
+        ),
+        Group(
+            "overhead",
+            "call overhead, warm, 1-element array (target on numbacast's time)",
+            "numpy",
+            OVERHEAD_PAIRS,
+            Target("<=", 10, " us", on_value=True),
+            at_most,
+            overhead,
+            unit="us",
+        ),
+        Group(
+            "memory",
+            "peak memory of a cast beyond its input, over the output's size",
+            "output",
+            MEMORY_PAIRS,
+            Target("<=", 1.01),
+            "peak / output",
+            peak_memory,
+            unit="MB",
+        ),
     )
 
 
@@ -200,8 +312,10 @@ COLUMNS = (("pair", 32), ("numbacast", 11), ("reference", 11), ("ratio", 8), ("t
 
 
 def format_line(cells):
-    return "  ".join(cell.ljust(width) if i in (0, 5) else cell.rjust(width)
-                     for i, (cell, (_, width)) in enumerate(zip(cells, COLUMNS))).rstrip()
+    return "  ".join(
+        cell.ljust(width) if i in (0, 5) else cell.rjust(width)
+        for i, (cell, (_, width)) in enumerate(zip(cells, COLUMNS))
+    ).rstrip()
 
 
 def format_row(group, row):
@@ -214,8 +328,9 @@ def format_row(group, row):
 
 def group_heading(group):
     ratio = group.ratio.format(group.reference)
-    return (f"{group.title}\n  ratio = {ratio}; reference = {group.reference}\n"
-            + format_line([name for name, _ in COLUMNS]))
+    return f"{group.title}\n  ratio = {ratio}; reference = {group.reference}\n" + format_line(
+        [name for name, _ in COLUMNS]
+    )
 
 
 def selected_pairs(group, wanted):
@@ -239,21 +354,37 @@ def parse_size(text):
     except ValueError:
         size = 0
     if size < 2 or size % 2:
-        raise argparse.ArgumentTypeError(f"--size must be an even number of elements >= 2 like 4096 or 16M, "
-                                         f"not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--size must be an even number of elements >= 2 like 4096 or 16M, not {text!r}"
+        )
     return size
 
 
 def parser():
     p = argparse.ArgumentParser(prog="python -m numbacast bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=parse_size, help=f"elements per timed cast (default {DEFAULT_SIZE >> 20}M; "
-                                                  f"{QUICK_SIZE >> 20}M with --quick); suffixes k and M")
-    p.add_argument("--repeat", type=int, help=f"timed runs per cast, after a warm-up; the median is kept "
-                                              f"(default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)")
-    p.add_argument("--threads", type=int, help="threads for numbacast (numba.set_num_threads) and for PyTorch "
-                                               "and onnxruntime (default: Numba's)")
-    p.add_argument("--pairs", default="", help="comma-separated pairs 'A:B' (or 'A->B', quoted) or types 'A' "
-                                               "(ONNX names): only the rows of those pairs or involving those types")
+    p.add_argument(
+        "--size",
+        type=parse_size,
+        help=f"elements per timed cast (default {DEFAULT_SIZE >> 20}M; "
+        f"{QUICK_SIZE >> 20}M with --quick); suffixes k and M",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        help=f"timed runs per cast, after a warm-up; the median is kept "
+        f"(default {DEFAULT_REPEAT}; {QUICK_REPEAT} with --quick)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        help="threads for numbacast (numba.set_num_threads) and for PyTorch and onnxruntime (default: Numba's)",
+    )
+    p.add_argument(
+        "--pairs",
+        default="",
+        help="comma-separated pairs 'A:B' (or 'A->B', quoted) or types 'A' "
+        "(ONNX names): only the rows of those pairs or involving those types",
+    )
     p.add_argument("--groups", default="", help=f"comma-separated groups to run, of: {', '.join(GROUP_KEYS)}")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the ratios to this image (needs matplotlib)")
     p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
@@ -282,6 +413,7 @@ def main(argv=None):
         p.error(f"--groups: unknown group {unknown[0]!r}; groups are {', '.join(GROUP_KEYS)}")
     if args.plot:
         from .plot import check_plotting
+
         check_plotting(p)
     heading = describe_run(size, repeat)
     print(heading)
@@ -299,14 +431,17 @@ def main(argv=None):
     print("\n" + summary(results))
     if args.plot:
         from .plot import plot
+
         plot(results, args.plot, heading)
         print(f"plot written to {args.plot}")
     return 0
 
 
 def describe_run(size, repeat):
-    return (f"numbacast bench: {size:,} elements per cast, {get_num_threads()} Numba threads, "
-            f"median of {repeat} runs after a warm-up\n" + versions())
+    return (
+        f"numbacast bench: {size:,} elements per cast, {get_num_threads()} Numba threads, "
+        f"median of {repeat} runs after a warm-up\n" + versions()
+    )
 
 
 def versions():
@@ -322,5 +457,7 @@ def versions():
 
 def summary(results):
     outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
-    return (f"{outcomes.count('PASS')} PASS, {outcomes.count('short')} short, {outcomes.count('n/a')} n/a "
-            f"of {len(outcomes)} rows")
+    return (
+        f"{outcomes.count('PASS')} PASS, {outcomes.count('short')} short, {outcomes.count('n/a')} n/a "
+        f"of {len(outcomes)} rows"
+    )

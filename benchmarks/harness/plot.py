@@ -25,8 +25,9 @@ def plot(results, path, title):
     panels = [(group, [row for row in rows if row.ratio is not None]) for group, rows in results]
     panels = [(group, rows) for group, rows in panels if rows]
     heights = [0.8 + 0.28 * len(rows) for _, rows in panels]
-    figure, axes = pyplot.subplots(len(panels), 1, figsize=(9, 1.2 + sum(heights)), squeeze=False,
-                                   gridspec_kw={"height_ratios": heights})
+    figure, axes = pyplot.subplots(
+        len(panels), 1, figsize=(9, 1.2 + sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     for ax, (group, rows) in zip(axes[:, 0], panels):
         values = [row.ours if group.target.on_value else row.ratio for row in rows]
         colours = ["tab:green" if row.result == "PASS" else "tab:red" for row in rows]

@@ -25,9 +25,9 @@ import tempfile
 import numpy as np
 
 from ..engine.codecs import ROUND_MODES
-from . import demo
 from ..formats.registry import resolve
 from ..onnx import operators, versions
+from . import demo
 
 #: Inputs of at least this many bytes are cast in chunks under a progress bar.
 PROGRESS_MIN_BYTES = 100 * 2**20
@@ -51,21 +51,34 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    parser = _Parser(prog="python -m numbacast",
-                     description="The ONNX Cast operator for NumPy arrays and ONNX tensors. "
-                                 "Without a command: print the demo table.")
+    parser = _Parser(
+        prog="python -m numbacast",
+        description="The ONNX Cast operator for NumPy arrays and ONNX tensors. "
+        "Without a command: print the demo table.",
+    )
     commands = parser.add_subparsers(dest="command", metavar="{cast,types,bench}", parser_class=_Parser)
-    cast = commands.add_parser("cast", help="cast a .npy or .pb tensor to a type, as the ONNX Cast operator",
-                               description="Cast the tensor in IN as the ONNX Cast operator in force at --opset "
-                                           "does, and write it to OUT. IN and OUT are .npy files or .pb files "
-                                           "(ONNX TensorProto; packed for the sub-byte types).")
+    cast = commands.add_parser(
+        "cast",
+        help="cast a .npy or .pb tensor to a type, as the ONNX Cast operator",
+        description="Cast the tensor in IN as the ONNX Cast operator in force at --opset "
+        "does, and write it to OUT. IN and OUT are .npy files or .pb files "
+        "(ONNX TensorProto; packed for the sub-byte types).",
+    )
     cast.add_argument("input", metavar="IN", help="a .npy or .pb file")
-    cast.add_argument("--to", required=True, metavar="TYPE",
-                      help="the target type: an ONNX type name (FLOAT, float8e4m3fn, ...) or id (1, 17, ...)")
+    cast.add_argument(
+        "--to",
+        required=True,
+        metavar="TYPE",
+        help="the target type: an ONNX type name (FLOAT, float8e4m3fn, ...) or id (1, 17, ...)",
+    )
     cast.add_argument("--saturate", type=int, choices=(0, 1), help="the saturate attribute (Cast-19 on; default 1)")
     cast.add_argument("--round-mode", choices=ROUND_MODES, help="the round_mode attribute (Cast-24 on; default up)")
-    cast.add_argument("--opset", type=int, default=versions.LATEST_OPSET,
-                      help=f"the opset whose Cast version applies (default {versions.LATEST_OPSET})")
+    cast.add_argument(
+        "--opset",
+        type=int,
+        default=versions.LATEST_OPSET,
+        help=f"the opset whose Cast version applies (default {versions.LATEST_OPSET})",
+    )
     cast.add_argument("-o", "--output", required=True, metavar="OUT", help="a .npy or .pb file")
     commands.add_parser("types", help="print the types each Cast and CastLike version takes")
     commands.add_parser("bench", help="time numbacast (from a checkout of the repository)", add_help=False)
@@ -105,8 +118,10 @@ def run_bench(argv):
     except ModuleNotFoundError:
         found = False
     if not found:
-        raise CommandError("the bench runs from a checkout of the numbacast repository: run "
-                           "'python -m numbacast bench' in its top folder (it needs benchmarks/harness)")
+        raise CommandError(
+            "the bench runs from a checkout of the numbacast repository: run "
+            "'python -m numbacast bench' in its top folder (it needs benchmarks/harness)"
+        )
     return importlib.import_module(BENCH_MODULE).main(argv)
 
 
@@ -118,12 +133,19 @@ def types_table():
     def row(first, groups):
         return first.ljust(width) + "".join("  |" + "".join(cell.rjust(3) for cell in cells) for cells in groups)
 
-    lines = ["The types each operator version takes, as input and as output (x):", "",
-             " " * width + "".join("  |" + op.center(3 * len(vs)) for op, vs in versions.VERSIONS.items()),
-             row("type (id)", [[str(v) for v in vs] for vs in versions.VERSIONS.values()])]
+    lines = [
+        "The types each operator version takes, as input and as output (x):",
+        "",
+        " " * width + "".join("  |" + op.center(3 * len(vs)) for op, vs in versions.VERSIONS.items()),
+        row("type (id)", [[str(v) for v in vs] for vs in versions.VERSIONS.values()]),
+    ]
     for name, label in labels.items():
-        lines.append(row(label, [["x" if versions.INTRODUCED[name] <= v else "." for v in vs]
-                                 for vs in versions.VERSIONS.values()]))
+        lines.append(
+            row(
+                label,
+                [["x" if versions.INTRODUCED[name] <= v else "." for v in vs] for vs in versions.VERSIONS.values()],
+            )
+        )
     return "\n".join(lines)
 
 
@@ -161,8 +183,10 @@ def read_npy(path):
     """(array, name) of a .npy file, memory-mapped."""
     array = np.load(path, mmap_mode="r", allow_pickle=False)
     if array.dtype.kind == "V":
-        raise ValueError(f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
-                         "ml_dtypes arrays to .npy under their dtype names, e.g. float8_e4m3fn")
+        raise ValueError(
+            f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
+            "ml_dtypes arrays to .npy under their dtype names, e.g. float8_e4m3fn"
+        )
     return array, ""
 
 
@@ -191,7 +215,7 @@ def cast_array(job, array, label, stream=None):
     bar = ProgressBar(label, stream or sys.stderr)
     try:
         for start in range(0, source.size, step):
-            job(source[start:start + step], out=target[start:start + step])
+            job(source[start : start + step], out=target[start : start + step])
             bar.show(min(start + step, source.size) / source.size)
     finally:
         bar.close()

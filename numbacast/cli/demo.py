@@ -36,7 +36,11 @@ def table(sample=SAMPLE):
         if t.is_string:
             cells = values.tolist()
         else:
-            shown = values.astype(np.int64 if t.bits < 64 else t.storage).tolist() if t.is_integer else values.astype(np.float64)
+            shown = (
+                values.astype(np.int64 if t.bits < 64 else t.storage).tolist()
+                if t.is_integer
+                else values.astype(np.float64)
+            )
             cells = [_format(v) for v in shown]
         rows.append([t.name] + cells + [f"{np.nanmax(error):.3g}" if error.size else "-"])
     return rows

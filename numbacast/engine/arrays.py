@@ -75,7 +75,7 @@ def uses_table(conversion):
     return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table(conversion):
     """The converted value of every code of a source of at most 16 bits.
 

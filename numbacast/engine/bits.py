@@ -64,8 +64,14 @@ def _bit_count(name, doc, emit):
 
 
 _DEFINED_AT_ZERO = ir.Constant(ir.IntType(1), 0)
-leading_zeros = _bit_count("leading_zeros", "Number of leading zero bits of an integer (its width for 0).",
-                           lambda builder, x: builder.ctlz(x, _DEFINED_AT_ZERO))
-trailing_zeros = _bit_count("trailing_zeros", "Number of trailing zero bits of an integer (its width for 0).",
-                            lambda builder, x: builder.cttz(x, _DEFINED_AT_ZERO))
+leading_zeros = _bit_count(
+    "leading_zeros",
+    "Number of leading zero bits of an integer (its width for 0).",
+    lambda builder, x: builder.ctlz(x, _DEFINED_AT_ZERO),
+)
+trailing_zeros = _bit_count(
+    "trailing_zeros",
+    "Number of trailing zero bits of an integer (its width for 0).",
+    lambda builder, x: builder.cttz(x, _DEFINED_AT_ZERO),
+)
 ones = _bit_count("ones", "Number of set bits of an integer.", lambda builder, x: builder.ctpop(x))

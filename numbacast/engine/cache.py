@@ -64,7 +64,7 @@ def digest_of(package_dir):
     return digest.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source_digest():
     """The cache key of this installation: :func:`digest_of` the package."""
     return digest_of(PACKAGE_DIR)
@@ -130,8 +130,12 @@ def cached_njit(**options):
         try:
             return njit(cache=True, **options)(function)
         except RuntimeError as error:
-            warnings.warn(f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
-                          "a writable directory to keep them between processes", CacheWarning, stacklevel=2)
+            warnings.warn(
+                f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
+                "a writable directory to keep them between processes",
+                CacheWarning,
+                stacklevel=2,
+            )
             return njit(**options)(function)
 
     return decorate

@@ -60,4 +60,5 @@ def refuse_dask(x, what):
             f"{what} does not take Dask arrays: it packs the whole array into one byte string, and a chunk "
             "whose size is not a multiple of the elements per packed group (2 for 4-bit types, 4 for 2- and 6-bit "
             f"types) shares bytes with the next chunk. Compute the array first ({what}(x.compute(), ...)), or, "
-            "when every chunk's size is such a multiple, pack each chunk yourself with x.map_blocks(...)")
+            "when every chunk's size is such a multiple, pack each chunk yourself with x.map_blocks(...)"
+        )

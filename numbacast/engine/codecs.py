@@ -78,7 +78,7 @@ def source_arithmetic(source):
     return np.uint64, np.float64, float64_from_bits
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def float_encoder(source, target, saturate, inf_to_nan=False):
     """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
     FLOAT64) rounded once to the signed float format ``target``.
@@ -110,8 +110,10 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     # When every special code of a negative value is the positive one with the
     # sign bit, the sign is put on last, once (fewer vector instructions).
     sign_bit = 1 << target.sign_shift
-    sign_last = keep_negative_zero and all(negative == positive | sign_bit for positive, negative in
-                                           ((ovf_pos, ovf_neg), (inf_pos, inf_neg), (nan_pos, nan_neg)))
+    sign_last = keep_negative_zero and all(
+        negative == positive | sign_bit
+        for positive, negative in ((ovf_pos, ovf_neg), (inf_pos, inf_neg), (nan_pos, nan_neg))
+    )
     one = uint(1)
 
     @_jit
@@ -139,7 +141,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     return encode
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def e8m0_encoder(source, saturate, round_mode):
     """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
     FLOAT64) to FLOAT8E8M0.
@@ -202,7 +204,7 @@ def e8m0_encoder(source, saturate, round_mode):
     return encode
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def float_decoder(fmt):
     """``decode(code) -> float32``: the exact value of a code of ``fmt``, a
     format narrower than FLOAT32 (every such format fits in it exactly).
@@ -257,7 +259,7 @@ def float_decoder(fmt):
 _TWO_62 = 2.0**62
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def float_to_int(fmt):
     """``convert(x) -> int``: a float64 to the integer format ``fmt``."""
     if fmt.bits < 8:

@@ -24,8 +24,16 @@ from numba.core.imputils import lower_constant
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
 from ..formats import description as formats
-from ..formats.registry import (DOUBLE, FLOAT, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ,
-                                FLOAT8E8M0, INT64, OnnxType)
+from ..formats.registry import (
+    DOUBLE,
+    FLOAT,
+    FLOAT8E4M3FN,
+    FLOAT8E4M3FNUZ,
+    FLOAT8E5M2,
+    FLOAT8E5M2FNUZ,
+    FLOAT8E8M0,
+    OnnxType,
+)
 from . import codecs
 from .bits import float_bits
 
@@ -35,7 +43,7 @@ _jit = functools.partial(njit, cache=False, nogil=True)
 SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kernel_dtype(t: OnnxType):
     """The NumPy dtype a kernel reads and writes for type ``t``.
 
@@ -62,7 +70,7 @@ class Conversion:
     inf_to_nan: bool = False  # Cast-19..23: +/-inf into the FNUZ types gives NaN
 
     @classmethod
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def make(cls, source, target, saturate=True, round_mode="up", inf_to_nan=False):
         target_format = target.format
         if target not in SATURATING:
@@ -74,8 +82,10 @@ class Conversion:
         return cls(source, target, bool(saturate), round_mode, inf_to_nan)
 
     def __str__(self):
-        return (f"{self.source.name}->{self.target.name}(saturate={int(self.saturate)},"
-                f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)})")
+        return (
+            f"{self.source.name}->{self.target.name}(saturate={int(self.saturate)},"
+            f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)})"
+        )
 
 
 class ConversionType(types.Type):
@@ -87,7 +97,7 @@ class ConversionType(types.Type):
 
 
 @typeof_impl.register(Conversion)
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _typeof_conversion(value, context):
     return ConversionType(value)
 
@@ -129,7 +139,7 @@ def source_stage(source: OnnxType):
     return "int", _identity if source.bits == 64 else _to_int64
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _small_int_decoder(fmt):
     mask = fmt.mask
     sign = (1 << (fmt.bits - 1)) if fmt.signed else 0
@@ -141,7 +151,7 @@ def _small_int_decoder(fmt):
     return decode
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def target_stage(kind, source_bits, conversion):
     """``stage(value)``: a value of ``kind`` (see :func:`source_stage`) rounded to
     the conversion's target, in the target's kernel representation."""
@@ -176,7 +186,7 @@ def target_stage(kind, source_bits, conversion):
     return _jit(lambda x: encode64(float_bits(np.float64(x))))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scalar_converter(conversion):
     """The ``@njit`` function mapping one source element to one target element."""
     kind, decode = source_stage(conversion.source)

@@ -15,9 +15,9 @@ converted on the calling thread; longer ones are split over Numba's thread
 pool (``numba.set_num_threads``).
 
 From Python, call :func:`launch` (or any parallel kernel through
-:func:`take_turns`): one parallel kernel runs at a time per process.  Numba's ``workqueue`` threading layer aborts the process when two
-threads start parallel work at once, and every layer would oversubscribe the
-cores.
+:func:`take_turns`): one parallel kernel runs at a time per process.
+Numba's ``workqueue`` threading layer aborts the process when two threads
+start parallel work at once, and every layer would oversubscribe the cores.
 """
 
 import threading
@@ -69,8 +69,16 @@ _ENTRY_POINTS = {}
 
 def _signature_key(src, dst, conversion, table):
     """What selects a compiled :func:`cast_kernel` for these (1-D, C-contiguous) arguments."""
-    return (conversion, src.dtype, src.flags.writeable, src.flags.aligned, dst.dtype, dst.flags.aligned,
-            table.dtype, table.flags.writeable)
+    return (
+        conversion,
+        src.dtype,
+        src.flags.writeable,
+        src.flags.aligned,
+        dst.dtype,
+        dst.flags.aligned,
+        table.dtype,
+        table.flags.writeable,
+    )
 
 
 def _entry_point(src, dst, conversion, table):

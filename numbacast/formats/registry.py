@@ -88,9 +88,33 @@ FLOAT6E2M3 = _t(27, "float6e2m3", ml_dtypes.float6_e2m3fn, f.FLOAT6E2M3, "float6
 FLOAT6E3M2 = _t(28, "float6e3m2", ml_dtypes.float6_e3m2fn, f.FLOAT6E3M2, "float6_e3m2fn")
 
 #: The 25 numeric ONNX types, in id order.
-TYPES = (FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16, DOUBLE, UINT32, UINT64, BFLOAT16,
-         FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, UINT4, INT4, FLOAT4E2M1, FLOAT8E8M0,
-         UINT2, INT2, FLOAT6E2M3, FLOAT6E3M2)
+TYPES = (
+    FLOAT,
+    UINT8,
+    INT8,
+    UINT16,
+    INT16,
+    INT32,
+    INT64,
+    BOOL,
+    FLOAT16,
+    DOUBLE,
+    UINT32,
+    UINT64,
+    BFLOAT16,
+    FLOAT8E4M3FN,
+    FLOAT8E4M3FNUZ,
+    FLOAT8E5M2,
+    FLOAT8E5M2FNUZ,
+    UINT4,
+    INT4,
+    FLOAT4E2M1,
+    FLOAT8E8M0,
+    UINT2,
+    INT2,
+    FLOAT6E2M3,
+    FLOAT6E3M2,
+)
 
 #: ONNX STRING: NumPy ``<U`` arrays (``S`` and object arrays of str are read too).
 STRING = _t(8, "string", np.str_, f.StringFormat(), "str")
@@ -101,7 +125,6 @@ REFUSED = {14: "COMPLEX64", 15: "COMPLEX128"}
 BY_ID = {t.id: t for t in (*TYPES, STRING)}
 BY_NAME = {alias: t for t in (*TYPES, STRING) for alias in (t.name, *t.aliases)}
 BY_DTYPE = {t.storage: t for t in TYPES}
-
 
 
 def accepted_names():
@@ -126,8 +149,10 @@ def resolve(spec):
         if int(spec) in BY_ID:
             return BY_ID[int(spec)]
         if int(spec) in REFUSED:
-            raise ValueError(f"ONNX type {int(spec)} ({REFUSED[int(spec)]}) is not a numeric type numbacast casts; "
-                             f"accepted: {accepted_names()}")
+            raise ValueError(
+                f"ONNX type {int(spec)} ({REFUSED[int(spec)]}) is not a numeric type numbacast casts; "
+                f"accepted: {accepted_names()}"
+            )
         raise ValueError(f"unknown ONNX type id {int(spec)}; accepted: {accepted_names()}")
     if isinstance(spec, str):
         key = spec.strip().lower()
@@ -144,6 +169,8 @@ def resolve(spec):
     if dtype.kind in "US":
         return STRING
     if dtype.kind == "c":
-        raise ValueError(f"complex dtype {dtype} is refused: the Cast operator does not cast complex numbers; "
-                         f"accepted: {accepted_names()}")
+        raise ValueError(
+            f"complex dtype {dtype} is refused: the Cast operator does not cast complex numbers; "
+            f"accepted: {accepted_names()}"
+        )
     raise ValueError(f"unsupported dtype {dtype}; accepted: {accepted_names()}")

@@ -26,13 +26,24 @@ def cast_lazily(x, target, saturate, round_mode, out):
     """The lazy cast of the Dask array ``x`` to ``target`` (an :class:`OnnxType`)
     with checked ``saturate`` and ``round_mode``; ``out`` must be None."""
     if out is not None:
-        raise TypeError("out= cannot be used with a Dask array: numbacast.cast returns a lazy Dask array; compute "
-                        "it, or write it into your array with dask.array.store(result, out)")
+        raise TypeError(
+            "out= cannot be used with a Dask array: numbacast.cast returns a lazy Dask array; compute "
+            "it, or write it into your array with dask.array.store(result, out)"
+        )
     if target.is_string or x.dtype.kind in "USO":
-        raise TypeError(f"numbacast.cast does not cast Dask arrays to or from STRING (source dtype {x.dtype}, "
-                        f"target {target.onnx_name}): the width of a text array is known only once it is computed; "
-                        "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)")
+        raise TypeError(
+            f"numbacast.cast does not cast Dask arrays to or from STRING (source dtype {x.dtype}, "
+            f"target {target.onnx_name}): the width of a text array is known only once it is computed; "
+            "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)"
+        )
     resolve(x.dtype)
     storage = target.storage
-    return x.map_blocks(cast_numbers, target=target, saturate=saturate, round_mode=round_mode, dtype=storage,
-                        meta=np.empty((0,) * x.ndim, storage), token=f"numbacast-cast-{target.name}")
+    return x.map_blocks(
+        cast_numbers,
+        target=target,
+        saturate=saturate,
+        round_mode=round_mode,
+        dtype=storage,
+        meta=np.empty((0,) * x.ndim, storage),
+        token=f"numbacast-cast-{target.name}",
+    )

@@ -43,8 +43,9 @@ def _overload_cast(x, to, saturate=True, round_mode="up"):
         target, source = resolve(to.literal_value), resolve(as_dtype(x.dtype))
         if target.is_string or source.is_string:
             raise ValueError("numbacast.cast in @njit code casts numbers only; cast to or from STRING in Python")
-        conversion = Conversion.make(source, target, bool(_literal(saturate, "saturate")),
-                                     _literal(round_mode, "round_mode"))
+        conversion = Conversion.make(
+            source, target, bool(_literal(saturate, "saturate")), _literal(round_mode, "round_mode")
+        )
     except (ValueError, TypeError) as error:
         raise errors.NumbaValueError(str(error)) from None
     result_dtype = kernel_dtype(target)

@@ -48,8 +48,9 @@ def _encoder(target):
 
 
 def _e8m0_encoder(target):
-    sat_up, sat_down, sat_nearest = (scalar_converter(Conversion.make(DOUBLE, target, True, mode))
-                                     for mode in ROUND_MODES)
+    sat_up, sat_down, sat_nearest = (
+        scalar_converter(Conversion.make(DOUBLE, target, True, mode)) for mode in ROUND_MODES
+    )
     up, down, nearest = (scalar_converter(Conversion.make(DOUBLE, target, False, mode)) for mode in ROUND_MODES)
 
     def encode(x, saturate=True, round_mode="up"):

@@ -22,8 +22,7 @@ from .operators import cast, castlike
 __all__ = ["cast", "castlike", "ops", "cast_tensor", "tensor_to_array", "array_to_tensor"]
 
 #: The names that need the onnx package, and the module defining each.
-_NEEDS_ONNX = {"ops": "reference", "cast_tensor": "tensors", "tensor_to_array": "tensors",
-               "array_to_tensor": "tensors"}
+_NEEDS_ONNX = {"ops": "reference", "cast_tensor": "tensors", "tensor_to_array": "tensors", "array_to_tensor": "tensors"}
 
 
 def __getattr__(name):

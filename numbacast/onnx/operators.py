@@ -50,8 +50,9 @@ class Caster:
         """The numeric :class:`Conversion`, or None when a side is STRING."""
         if "STRING" in (self.source, self.target):
             return None
-        return Conversion.make(resolve(self.source), resolve(self.target), inf_to_nan=self.infinity_to_nan,
-                               **self.options)
+        return Conversion.make(
+            resolve(self.source), resolve(self.target), inf_to_nan=self.infinity_to_nan, **self.options
+        )
 
     def __call__(self, array, out=None):
         conversion = self.conversion
@@ -68,8 +69,9 @@ def caster(spec, source, target, saturate=None, round_mode=None):
     type ``target`` (names); ValueError for a type or attribute that version
     does not have."""
     spec.check_types(source, target)
-    return Caster(source, target, spec.options(saturate, round_mode),
-                  spec.infinity_into_fnuz_is_nan and target in versions.FNUZ)
+    return Caster(
+        source, target, spec.options(saturate, round_mode), spec.infinity_into_fnuz_is_nan and target in versions.FNUZ
+    )
 
 
 def infinity_literals(strings):

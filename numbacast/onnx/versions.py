@@ -42,8 +42,23 @@ TYPE_NAMES = {type_id: name for name, type_id in TYPE_IDS.items()}
 
 #: The Cast version that introduced each type.
 INTRODUCED = {
-    **dict.fromkeys(["BOOL", "DOUBLE", "FLOAT", "FLOAT16", "INT8", "INT16", "INT32", "INT64",
-                     "UINT8", "UINT16", "UINT32", "UINT64"], 1),
+    **dict.fromkeys(
+        [
+            "BOOL",
+            "DOUBLE",
+            "FLOAT",
+            "FLOAT16",
+            "INT8",
+            "INT16",
+            "INT32",
+            "INT64",
+            "UINT8",
+            "UINT16",
+            "UINT32",
+            "UINT64",
+        ],
+        1,
+    ),
     "STRING": 9,
     "BFLOAT16": 13,
     **dict.fromkeys(["FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ"], 19),
@@ -69,10 +84,13 @@ def name_of_id(type_id):
     if type_id in TYPE_NAMES:
         return TYPE_NAMES[type_id]
     if type_id in REFUSED:
-        raise ValueError(f"{REFUSED[type_id]} (id {type_id}) is refused: the Cast operator does not cast complex "
-                         "numbers")
-    raise ValueError(f"unknown TensorProto.DataType id {type_id}; accepted: "
-                     + ", ".join(f"{TYPE_IDS[n]} ({n})" for n in type_names()))
+        raise ValueError(
+            f"{REFUSED[type_id]} (id {type_id}) is refused: the Cast operator does not cast complex numbers"
+        )
+    raise ValueError(
+        f"unknown TensorProto.DataType id {type_id}; accepted: "
+        + ", ".join(f"{TYPE_IDS[n]} ({n})" for n in type_names())
+    )
 
 
 def is_integer(value):
@@ -109,8 +127,10 @@ class OperatorVersion:
         """ValueError unless this version casts from type ``source`` to type ``target`` (names)."""
         for role, name in (("input", source), ("output", target)):
             if name not in self.types:
-                raise ValueError(f"{self} (in force at opset {self.opset}) does not take {name} as its {role} "
-                                 f"type; {self._came_with(name)}")
+                raise ValueError(
+                    f"{self} (in force at opset {self.opset}) does not take {name} as its {role} "
+                    f"type; {self._came_with(name)}"
+                )
 
     def _came_with(self, name):
         since = INTRODUCED[name]
@@ -136,13 +156,18 @@ class OperatorVersion:
         """``dict(saturate=..., round_mode=...)`` for a cast by this version:
         the values given, checked, or the defaults (1 and "up").  ValueError
         for an attribute this version does not have."""
-        for name, value, since in (("saturate", saturate, SATURATE_SINCE),
-                                   ("round_mode", round_mode, ROUND_MODE_SINCE)):
+        for name, value, since in (
+            ("saturate", saturate, SATURATE_SINCE),
+            ("round_mode", round_mode, ROUND_MODE_SINCE),
+        ):
             if value is not None and self.version < since:
-                raise ValueError(f"{self} (in force at opset {self.opset}) has no {name} attribute; "
-                                 f"it came with {self.op}-{since}")
-        return dict(saturate=True if saturate is None else check_saturate(saturate),
-                    round_mode="up" if round_mode is None else check_round_mode(round_mode))
+                raise ValueError(
+                    f"{self} (in force at opset {self.opset}) has no {name} attribute; it came with {self.op}-{since}"
+                )
+        return dict(
+            saturate=True if saturate is None else check_saturate(saturate),
+            round_mode="up" if round_mode is None else check_round_mode(round_mode),
+        )
 
 
 def in_force(op, opset):
@@ -152,6 +177,8 @@ def in_force(op, opset):
     opset = int(opset)
     versions = VERSIONS[op]
     if not versions[0] <= opset <= LATEST_OPSET:
-        raise ValueError(f"{op} is defined from opset {versions[0]} to {LATEST_OPSET} (the latest numbacast "
-                         f"knows), not at opset {opset}")
+        raise ValueError(
+            f"{op} is defined from opset {versions[0]} to {LATEST_OPSET} (the latest numbacast "
+            f"knows), not at opset {opset}"
+        )
     return OperatorVersion(op, max(v for v in versions if v <= opset), opset)

@@ -11,11 +11,11 @@ bit arithmetic instead of a branch per character.
 reference count, for kernels that read rows of an array they hold alive.
 """
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
-import numpy as np
 
 #: Characters a mask covers.
 WINDOW = 64
@@ -30,7 +30,9 @@ _INDICES = ir.VectorType(_I64, LANES)
 def _splat(builder, value, vector_type):
     """``value`` in every lane of ``vector_type``."""
     one = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(_I32, vector_type.count), [0] * vector_type.count))
+    return builder.shuffle_vector(
+        one, one, ir.Constant(ir.VectorType(_I32, vector_type.count), [0] * vector_type.count)
+    )
 
 
 def _load_window(builder, data, start, size):
@@ -45,6 +47,7 @@ def _load_window(builder, data, start, size):
 
 def _class_bits(builder, chars):
     """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them."""
+
     def const(value):
         return ir.Constant(_CHARS, [value] * LANES)
 
@@ -54,12 +57,14 @@ def _class_bits(builder, chars):
     def within(low, count):
         return builder.icmp_unsigned("<", builder.sub(chars, const(low)), const(count))
 
-    return (within(ord("0"), 10),
-            equal(ord(".")),
-            builder.icmp_unsigned("==", builder.or_(chars, const(0x20)), const(ord("e"))),
-            builder.or_(equal(ord("+")), equal(ord("-"))),
-            builder.or_(equal(ord(" ")), within(9, 5)),  # space, \t \n \v \f \r
-            builder.icmp_unsigned("!=", chars, const(0)))
+    return (
+        within(ord("0"), 10),
+        equal(ord(".")),
+        builder.icmp_unsigned("==", builder.or_(chars, const(0x20)), const(ord("e"))),
+        builder.or_(equal(ord("+")), equal(ord("-"))),
+        builder.or_(equal(ord(" ")), within(9, 5)),  # space, \t \n \v \f \r
+        builder.icmp_unsigned("!=", chars, const(0)),
+    )
 
 
 @intrinsic
@@ -74,8 +79,10 @@ def window_classes(typingctx, row, start):
         array = context.make_array(signature.args[0])(context, builder, args[0])
         start = context.cast(builder, args[1], signature.args[1], types.intp)
         chars = _load_window(builder, array.data, start, builder.extract_value(array.shape, 0))
-        masks = [builder.shl(builder.zext(builder.bitcast(bits, ir.IntType(LANES)), _I64), start)
-                 for bits in _class_bits(builder, chars)]
+        masks = [
+            builder.shl(builder.zext(builder.bitcast(bits, ir.IntType(LANES)), _I64), start)
+            for bits in _class_bits(builder, chars)
+        ]
         return context.make_tuple(builder, result, masks)
 
     return result(row, types.intp), codegen
@@ -105,10 +112,14 @@ def borrowed_row(typingctx, array, index):
         width = builder.extract_value(source.shape, 1)
         row = context.make_array(result)(context, builder)
         itemsize = context.get_constant(types.intp, context.get_abi_sizeof(context.get_data_type(array.dtype)))
-        context.populate_array(row, data=builder.gep(source.data, [builder.mul(index, width)]),
-                               shape=cgutils.pack_array(builder, [width]),
-                               strides=cgutils.pack_array(builder, [itemsize]),
-                               itemsize=itemsize, meminfo=None)
+        context.populate_array(
+            row,
+            data=builder.gep(source.data, [builder.mul(index, width)]),
+            shape=cgutils.pack_array(builder, [width]),
+            strides=cgutils.pack_array(builder, [itemsize]),
+            itemsize=itemsize,
+            meminfo=None,
+        )
         return row._getvalue()
 
     return result(array, types.intp), codegen

@@ -242,14 +242,27 @@ def quick_scan(row):
     if has_exponent:
         digits_start = mantissa_end + 1 + _bit(sign, mantissa_end + 1)
         digits = _span(min(digits_start, last), last)
-        if not _bit(letter_e, mantissa_end) or digits_start >= last or last - digits_start > 15 \
-                or digit & digits != digits:
+        if (
+            not _bit(letter_e, mantissa_end)
+            or digits_start >= last
+            or last - digits_start > 15
+            or digit & digits != digits
+        ):
             return failed
         exponent = np.int64(_decimal(row, digits_start, last))
         exponent = -exponent if row[mantissa_end + 1] == _MINUS else exponent
     fraction = mantissa_end - 1 - np.int64(trailing_zeros(point & mantissa)) if points else 0
-    return (True, NUMBER, row[first] == _MINUS, _decimal(row, start, mantissa_end), exponent - fraction,
-            False, points == _U0 and not has_exponent, start, exponent)
+    return (
+        True,
+        NUMBER,
+        row[first] == _MINUS,
+        _decimal(row, start, mantissa_end),
+        exponent - fraction,
+        False,
+        points == _U0 and not has_exponent,
+        start,
+        exponent,
+    )
 
 
 @functools.partial(_jit, inline="always")

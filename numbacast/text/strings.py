@@ -32,8 +32,10 @@ from .printing import decimal_kernel, text_kernel
 POSITIONAL_LIMIT = {DOUBLE: 1e16, FLOAT: 1e6}
 NARROW_POSITIONAL_LIMIT = 1e3
 
-ACCEPTED_TEXT = ("a decimal number (optional sign, digits with an optional point, an optional exponent, "
-                 "surrounding whitespace) or inf, infinity, nan in any case")
+ACCEPTED_TEXT = (
+    "a decimal number (optional sign, digits with an optional point, an optional exponent, "
+    "surrounding whitespace) or inf, infinity, nan in any case"
+)
 
 
 def cast_text(array, target, saturate, round_mode, out):
@@ -67,6 +69,7 @@ def check_text_out(out, texts):
 # Numbers to text
 # --------------------------------------------------------------------------
 
+
 def format_numbers(array, source):
     """The texts of a numeric array of the ONNX type ``source``, as a ``<U``
     array of its shape just wide enough for the longest."""
@@ -77,8 +80,11 @@ def format_numbers(array, source):
     if source.is_float:
         values = array if source in POSITIONAL_LIMIT else run(Conversion.make(source, DOUBLE), array)
         fmt = source.format
-        style = (fmt.mantissa_bits, fmt.min_normal_exponent - fmt.mantissa_bits,
-                 POSITIONAL_LIMIT.get(source, NARROW_POSITIONAL_LIMIT))
+        style = (
+            fmt.mantissa_bits,
+            fmt.min_normal_exponent - fmt.mantissa_bits,
+            POSITIONAL_LIMIT.get(source, NARROW_POSITIONAL_LIMIT),
+        )
     else:
         values = array if source in (INT64, UINT64) else run(Conversion.make(source, INT64), array)
         style = (0, 0, 0.0)
@@ -93,7 +99,7 @@ def format_numbers(array, source):
     return texts
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def e8m0_texts():
     """``(texts, lengths)`` of every FLOAT8E8M0 code: 2**(code - 127) written
     out exactly (positional from 1e-4 below 1e3, else scientific), 0xFF "NaN"."""
@@ -114,13 +120,16 @@ def e8m0_texts():
 # Text to numbers
 # --------------------------------------------------------------------------
 
+
 def unicode_texts(array):
     """A ``<U`` array of the texts of a ``<U``, ``S`` (UTF-8) or all-str object array."""
     if array.dtype.kind == "O":
         for index, item in enumerate(array.reshape(-1)):
             if not isinstance(item, str):
-                raise TypeError(f"cannot cast an object array holding {type(item).__name__} {item!r} (element "
-                                f"{_position(index, array.shape)}): object arrays must hold only str")
+                raise TypeError(
+                    f"cannot cast an object array holding {type(item).__name__} {item!r} (element "
+                    f"{_position(index, array.shape)}): object arrays must hold only str"
+                )
         return array.astype(np.str_) if array.size else np.empty(array.shape, "<U1")
     if array.dtype.kind == "S":
         try:
@@ -183,6 +192,6 @@ def _check_valid(array, valid, target):
     text = array.reshape(-1)[index]
     text = text.item() if isinstance(text, np.generic) else text
     accepted = ACCEPTED_TEXT + (", or true/false in any case" if target.is_bool else "")
-    raise ValueError(f"cannot read element {_position(index, array.shape)} ({text!r}) as {target.onnx_name}: "
-                     f"expected {accepted}")
-
+    raise ValueError(
+        f"cannot read element {_position(index, array.shape)} ({text!r}) as {target.onnx_name}: expected {accepted}"
+    )
