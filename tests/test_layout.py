@@ -101,14 +101,23 @@ def test_the_graph_sees_the_known_imports():
 
 
 def test_import_numbacast_loads_only_the_runtime():
-    code = (
-        "import sys, numbacast\n"
-        "print('\\n'.join(sorted(sys.modules)))\n"
+    code = "import sys, numbacast\nprint('\\n'.join(sorted(sys.modules)))\n"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert "numbacast.api" in loaded
-    unwanted = {"benchmarks", "matplotlib", "dask", "onnx", "onnxruntime", "torch", "numbacast.onnx.reference",
-                "numbacast.onnx.tensors", "numbacast.cli", "numbacast.integrations.scalar"}
+    unwanted = {
+        "benchmarks",
+        "matplotlib",
+        "dask",
+        "onnx",
+        "onnxruntime",
+        "torch",
+        "numbacast.onnx.reference",
+        "numbacast.onnx.tensors",
+        "numbacast.cli",
+        "numbacast.integrations.scalar",
+    }
     assert not {m for m in loaded if m.split(".")[0] in unwanted or m in unwanted}
 
 
@@ -151,7 +160,7 @@ def test_cache_file_names_are_unique():
     from numba.core.dispatcher import Dispatcher
 
     names = []
-    for name, path in MODULES.items():
+    for name in MODULES:
         module = sys.modules.get(name) or __import__(name, fromlist=["_"])
         for value in vars(module).values():
             if isinstance(value, Dispatcher) and value._cache.__class__.__name__ != "NullCache":
@@ -159,3 +168,38 @@ def test_cache_file_names_are_unique():
                     names.append(value._cache._cache_file._index_name)
     assert len(names) >= 5
     assert len(names) == len(set(names)), sorted(names)
+
+
+def test_the_wheel_holds_the_runtime_only(tmp_path):
+    """What ``pip install .`` installs: every subpackage, the type information,
+    and no tooling (benchmarks, tests, docs)."""
+    import zipfile
+
+    root = PACKAGE.parent
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("numbacast-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for expected in (
+        "numbacast/engine/kernels.py",
+        "numbacast/text/parsing.py",
+        "numbacast/onnx/tensors.py",
+        "numbacast/cli/demo.py",
+        "numbacast/py.typed",
+        "numbacast/integrations/scalar.pyi",
+    ):
+        assert expected in names
+    assert not [n for n in names if n.startswith(("benchmarks/", "tests/", "docs/"))]

@@ -37,8 +37,21 @@ from numbacast.engine.conversion import Conversion, kernel_dtype
 from numbacast.engine.kernels import NO_TABLE, launch
 
 SOURCES = (UINT8, INT16, BOOL, INT4, FLOAT16, BFLOAT16, FLOAT8E4M3FN, FLOAT8E5M2, FLOAT4E2M1, FLOAT8E8M0)
-TARGETS = (FLOAT, DOUBLE, UINT8, INT8, INT32, INT64, BOOL, FLOAT16, BFLOAT16, FLOAT8E4M3FN, FLOAT8E8M0, FLOAT4E2M1,
-           INT4)
+TARGETS = (
+    FLOAT,
+    DOUBLE,
+    UINT8,
+    INT8,
+    INT32,
+    INT64,
+    BOOL,
+    FLOAT16,
+    BFLOAT16,
+    FLOAT8E4M3FN,
+    FLOAT8E8M0,
+    FLOAT4E2M1,
+    INT4,
+)
 
 
 def codes_of(source, size, seed=0):
