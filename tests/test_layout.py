@@ -203,3 +203,11 @@ def test_the_wheel_holds_the_runtime_only(tmp_path):
     ):
         assert expected in names
     assert not [n for n in names if n.startswith(("benchmarks/", "tests/", "docs/"))]
+
+
+def test_a_type_unpickles_as_the_one_instance_of_its_process():
+    """Types are compared by identity; a Dask worker receives them pickled."""
+    import pickle
+
+    for t in (*numbacast.TYPES, numbacast.STRING):
+        assert pickle.loads(pickle.dumps(t)) is t

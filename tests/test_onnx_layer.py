@@ -213,10 +213,16 @@ def test_evaluator_attributes_saturate_and_round_mode():
 
 
 def test_numbacast_onnx_without_onnx(monkeypatch):
+    """Without the onnx package the operators on arrays work; what needs onnx
+    (the evaluator ops, TensorProtos) raises an ImportError saying what to install."""
     monkeypatch.setitem(sys.modules, "onnx", None)
-    monkeypatch.delitem(sys.modules, "numbacast.onnx")
-    with pytest.raises(ImportError, match='pip install "numbacast\\[onnx\\]"'):
-        importlib.import_module("numbacast.onnx")
+    for name in ("numbacast.onnx", "numbacast.onnx.reference", "numbacast.onnx.tensors"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    without = importlib.import_module("numbacast.onnx")
+    assert without.cast(np.float32([1.5, 500]), 17, opset=19).tolist() == [1.5, 448]
+    for name in ("ops", "cast_tensor", "tensor_to_array", "array_to_tensor"):
+        with pytest.raises(ImportError, match='pip install "numbacast\\[onnx\\]"'):
+            getattr(without, name)
 
 
 def test_importing_numbacast_does_not_import_onnx():

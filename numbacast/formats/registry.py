@@ -58,6 +58,10 @@ class OnnxType:
             raise AttributeError("STRING elements have no fixed number of bits")
         return self.format.bits
 
+    def __reduce__(self):
+        # Unpickled (by a Dask worker, say) as the one instance of its process.
+        return resolve, (self.id,)
+
     def __repr__(self):
         return f"numbacast.{self.onnx_name}"
 
