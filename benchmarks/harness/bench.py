@@ -539,12 +539,17 @@ def argv_for_record(argv):
     return shown
 
 
+def significant(value, digits=4):
+    """``value`` to ``digits`` significant digits (None stays None): the record keeps no timing noise."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
 def results_json(results, size, repeat, argv=()):
     """The run as a JSON-ready dict: settings, machine, versions, and each group's rows.
 
     A row holds its pair, numbacast's and the reference's figures (in the
-    group's unit, None where the row could not run), the ratio and the result
-    ("PASS", "short" or "n/a (why)")."""
+    group's unit, None where the row could not run), the ratio (all three to
+    four significant digits) and the result ("PASS", "short" or "n/a (why)")."""
     outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
     return {
         "format": 1,
@@ -567,9 +572,9 @@ def results_json(results, size, repeat, argv=()):
                 "rows": [
                     {
                         "pair": row.pair,
-                        "numbacast": row.ours,
-                        "reference": row.theirs,
-                        "ratio": row.ratio,
+                        "numbacast": significant(row.ours),
+                        "reference": significant(row.theirs),
+                        "ratio": significant(row.ratio),
                         "result": row.result,
                     }
                     for row in rows
