@@ -5,17 +5,30 @@ A numeric cast runs in :mod:`numbacast.engine.arrays`; texts go to
 Dask arrays to :mod:`numbacast.integrations.dask_array`.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .engine.arrays import cast_numbers
 from .engine.checks import check_packed, check_round_mode, check_saturate, is_dask_array, refuse_dask
-from .formats.registry import resolve
+from .formats.registry import TypeLike, resolve
 from .integrations.dask_array import cast_lazily
 from .packing import cast_packed
 from .text.strings import cast_text
 
 
-def cast(x, to, *, saturate=True, round_mode="up", out=None, packed=False):
+def cast(
+    x: npt.ArrayLike,
+    to: TypeLike,
+    *,
+    saturate: bool = True,
+    round_mode: str = "up",
+    out: np.ndarray | None = None,
+    packed: bool = False,
+) -> Any:
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
     Parameters

@@ -20,11 +20,14 @@ and packs the results, :func:`unpack_with` unpacks and casts every element.
 A conversion from a type to itself is the plain layout change.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 import operator
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, prange, types
 from numba.extending import overload
 
@@ -33,7 +36,7 @@ from .engine.cache import cached_njit
 from .engine.checks import check_round_mode, check_saturate, refuse_dask
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import PARALLEL_MIN, take_turns
-from .formats.registry import TYPES, resolve
+from .formats.registry import TYPES, TypeLike, resolve
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
@@ -234,7 +237,7 @@ def _packed_bytes(data, t, shape):
     return codes
 
 
-def pack(x):
+def pack(x: npt.ArrayLike) -> np.ndarray:
     """The ONNX wire bytes of an array of a sub-byte type.
 
     ``x`` is an array of ml_dtypes int4, uint4, float4_e2m1fn, int2, uint2,
@@ -254,7 +257,15 @@ def pack(x):
     return pack_with(layout_conversion(t), array)
 
 
-def unpack(data, type, shape, *, to=None, saturate=True, round_mode="up"):
+def unpack(
+    data: bytes | bytearray | memoryview | np.ndarray,
+    type: TypeLike,
+    shape: int | tuple[int, ...] | list[int],
+    *,
+    to: TypeLike | None = None,
+    saturate: bool = True,
+    round_mode: str = "up",
+) -> np.ndarray:
     """The array packed in the ONNX wire bytes ``data``.
 
     ``data`` holds ``shape`` elements of the sub-byte ONNX type ``type``

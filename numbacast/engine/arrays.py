@@ -62,17 +62,29 @@ def uses_table(conversion):
     """Whether ``conversion`` looks its results up in :func:`table` rather than
     computing them.
 
-    Only a float source of at most 16 bits into a float or integer target
-    other than FLOAT and DOUBLE uses a table.  Integer and BOOL sources, and
-    targets FLOAT and DOUBLE, are a few vector instructions per element, faster
-    than the gather of a lookup; from the narrow floats into the other narrow
-    types the lookup is faster (measured by ``benchmarks/harness/table_or_compute.py``;
-    the docs' internals page has the figures).
+    A source of at most 16 bits uses a table, except
+
+    * into FLOAT and DOUBLE, which a few vector instructions compute from any
+      source faster than a gather from a table;
+    * from an integer or BOOL into an integer or BOOL, a truncation or a
+      comparison that vectorises.
+
+    Every other pair -- a narrow float source into anything but FLOAT and
+    DOUBLE, or any small source into a float format narrower than FLOAT --
+    runs one or two codecs per element, where the gather is faster.  The
+    figures come from ``benchmarks/harness/table_or_compute.py`` (the docs'
+    internals page shows a run).  The rule decides for the Python call, the
+    packed kernels and ``cast`` inside ``@njit`` alike; both ways give the
+    same bits.
     """
     source, target = conversion.source, conversion.target
-    if target in (FLOAT, DOUBLE) or source.storage.itemsize > TABLE_MAX_ITEMSIZE:
+    if source.storage.itemsize > TABLE_MAX_ITEMSIZE or target in (FLOAT, DOUBLE):
         return False
-    return True
+    return not (_is_integral(source) and _is_integral(target))
+
+
+def _is_integral(t):
+    return t.is_integer or t.is_bool
 
 
 @functools.cache

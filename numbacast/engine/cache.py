@@ -117,7 +117,7 @@ class PackageCacheLocator(caching._CacheLocator):
         return None
 
 
-_LOCATORS = (getattr(caching, "CacheImpl", None) or caching._CacheImpl)._locator_classes
+_LOCATORS = (getattr(caching, "CacheImpl", None) or caching._CacheImpl)._locator_classes  # type: ignore[attr-defined]
 if PackageCacheLocator not in _LOCATORS:
     _LOCATORS.insert(0, PackageCacheLocator)
 

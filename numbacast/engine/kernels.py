@@ -64,7 +64,7 @@ _PARALLEL_LAUNCH = threading.Lock()
 
 #: Compiled entry points of :func:`cast_kernel` by :func:`_signature_key`:
 #: calling one skips the dispatcher's type matching (most of a small call's cost).
-_ENTRY_POINTS = {}
+_ENTRY_POINTS: dict = {}
 
 
 def _signature_key(src, dst, conversion, table):

@@ -7,7 +7,10 @@ a name in any case (``"float8e4m3fn"``, ``"FLOAT"``, ``"double"``), a NumPy
 dtype or scalar type, an ml_dtypes dtype -- into an :class:`OnnxType`.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Union
 
 import ml_dtypes
 import numpy as np
@@ -24,33 +27,35 @@ class OnnxType:
     id: int
     name: str  # canonical lower-case ONNX name, e.g. "float8e4m3fn"
     storage: np.dtype  # NumPy dtype of an array of this type
-    format: object  # FloatFormat, IntFormat or BoolFormat
-    aliases: tuple = ()
+    format: f.FloatFormat | f.IntFormat | f.BoolFormat | f.StringFormat
+    aliases: tuple[str, ...] = ()
 
     @property
-    def onnx_name(self):
+    def onnx_name(self) -> str:
         """The ``TensorProto.DataType`` enum name, e.g. ``FLOAT8E4M3FN``."""
         return self.name.upper()
 
     @property
-    def is_float(self):
+    def is_float(self) -> bool:
         return isinstance(self.format, f.FloatFormat)
 
     @property
-    def is_integer(self):
+    def is_integer(self) -> bool:
         return isinstance(self.format, f.IntFormat)
 
     @property
-    def is_bool(self):
+    def is_bool(self) -> bool:
         return isinstance(self.format, f.BoolFormat)
 
     @property
-    def is_string(self):
+    def is_string(self) -> bool:
         return isinstance(self.format, f.StringFormat)
 
     @property
-    def bits(self):
+    def bits(self) -> int:
         """Significant bits of one element (4 for INT4, 32 for FLOAT)."""
+        if isinstance(self.format, f.StringFormat):
+            raise AttributeError("STRING elements have no fixed number of bits")
         return self.format.bits
 
     def __repr__(self):
@@ -127,13 +132,18 @@ BY_NAME = {alias: t for t in (*TYPES, STRING) for alias in (t.name, *t.aliases)}
 BY_DTYPE = {t.storage: t for t in TYPES}
 
 
-def accepted_names():
+#: Anything :func:`resolve` accepts as a type: a name, an ONNX id, a dtype or
+#: scalar type, or an :class:`OnnxType`.
+TypeLike = Union[str, int, np.integer, np.dtype, type, "OnnxType"]
+
+
+def accepted_names() -> str:
     """A sentence listing what :func:`resolve` accepts, for error messages."""
     names = ", ".join(t.name for t in (*TYPES, STRING))
     return f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype"
 
 
-def resolve(spec):
+def resolve(spec: TypeLike) -> OnnxType:
     """Return the :class:`OnnxType` named by ``spec``.
 
     Raises ValueError for an unknown or refused type and TypeError for a

@@ -13,9 +13,12 @@ Strings (ONNX STRING) are handed to :func:`numbacast.cast` as they are.
 This module does not need onnx.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from ..api import cast as numbacast_cast
 from ..engine.arrays import run
@@ -80,7 +83,14 @@ def infinity_literals(strings):
     return np.isin(words, list(INFINITY_LITERALS))
 
 
-def cast(x, to, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
+def cast(
+    x: npt.ArrayLike,
+    to: int | str,
+    *,
+    opset: int = versions.LATEST_OPSET,
+    saturate: int | bool | None = None,
+    round_mode: str | None = None,
+) -> np.ndarray:
     """Cast ``x`` as the ONNX ``Cast`` operator in force at ``opset`` does.
 
     Parameters
@@ -112,7 +122,14 @@ def cast(x, to, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
     return caster(spec, type_name(array.dtype), spec.target(to), saturate, round_mode)(array)
 
 
-def castlike(x, like, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
+def castlike(
+    x: npt.ArrayLike,
+    like: npt.ArrayLike,
+    *,
+    opset: int = versions.LATEST_OPSET,
+    saturate: int | bool | None = None,
+    round_mode: str | None = None,
+) -> np.ndarray:
     """Cast ``x`` to the type of the array ``like``, as the ONNX ``CastLike``
     operator in force at ``opset`` (15 to 28) does.  As :func:`cast`
     otherwise; ``saturate`` exists from CastLike-19, ``round_mode`` from

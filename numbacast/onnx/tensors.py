@@ -8,6 +8,10 @@ the packed wire layout of the sub-byte types directly;
 TensorProtos and arrays.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 try:
     import onnx
     from onnx import numpy_helper
@@ -44,7 +48,7 @@ def _packed_type(name):
     return resolve(name)
 
 
-def tensor_to_array(tensor):
+def tensor_to_array(tensor: Any) -> np.ndarray:
     """The values of a TensorProto as an array (sub-byte types one element a byte)."""
     t = _packed_type(tensor_type_name(tensor))
     payload = None if t is None else _packed_payload(tensor, t)
@@ -59,7 +63,7 @@ def _packed_tensor(data, t, shape, name):
     return tensor
 
 
-def array_to_tensor(array, name=""):
+def array_to_tensor(array: Any, name: str = "") -> Any:
     """A TensorProto holding ``array``, packed where its type is packed."""
     array = np.asarray(array)
     t = _packed_type(operators.type_name(array.dtype))
@@ -68,7 +72,14 @@ def array_to_tensor(array, name=""):
     return _packed_tensor(pack(array), t, array.shape, name)
 
 
-def cast_tensor(tensor, to, *, opset=versions.LATEST_OPSET, saturate=None, round_mode=None):
+def cast_tensor(
+    tensor: Any,
+    to: int | str,
+    *,
+    opset: int = versions.LATEST_OPSET,
+    saturate: int | bool | None = None,
+    round_mode: str | None = None,
+) -> Any:
     """Cast a TensorProto as the ONNX Cast operator in force at ``opset`` does.
 
     ``tensor`` may hold its values in ``raw_data`` or in the typed fields
