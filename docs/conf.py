@@ -36,7 +36,6 @@ root_doc = "index"
 exclude_patterns = ["_build", "_data", "_ext"]
 
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
