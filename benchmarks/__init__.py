@@ -1,4 +1,4 @@
-"""numbacast's asv benchmarks (see asv.conf.json and README.md, "Benchmarks").
+"""numbacast's asv benchmarks (see asv.conf.json and docs/benchmarks.md).
 
 The pairs are those of ``python -m numbacast bench``, named "source->target"
 with ONNX type names.

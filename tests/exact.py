@@ -1,4 +1,4 @@
-"""Exact reference for the numeric rules of the spec's DECISIONS.md.
+"""Exact reference for the numeric rules of the conversion rules (docs/rules.md).
 
 Pure Python: values are ``Fraction``s, rounding is done on integers. No numpy,
 no ml_dtypes, no float arithmetic.  Used by the test-suite to check numbacast
@@ -435,7 +435,7 @@ def same_code(dst_name, a, b):
 
 
 # --------------------------------------------------------------------------
-# Text (DECISIONS.md, "Strings")
+# Text (docs/rules.md, "Strings")
 # --------------------------------------------------------------------------
 
 _SPACE = "[ \t\n\v\f\r]*"
@@ -446,7 +446,7 @@ _BOOL_WORD = re.compile(_SPACE + "(true|false)" + _SPACE, re.IGNORECASE)
 
 
 def read_text(text, words=False):
-    """The number a text holds by the grammar of DECISIONS.md, as
+    """The number a text holds by the grammar of docs/rules.md, as
     ``(Exact, literal)`` (``literal``: an integer literal, no point and no
     exponent), or None when it holds none.  ``words`` also reads true/false."""
     found = _BOOL_WORD.fullmatch(text) if words else None
@@ -467,7 +467,7 @@ def read_text(text, words=False):
 
 
 def parse_code(name, text, saturate=True, round_mode="up"):
-    """Storage code of ``name`` for a text (DECISIONS.md): integer targets keep
+    """Storage code of ``name`` for a text (docs/rules.md): integer targets keep
     the low bits of an integer literal within -2**63 .. 2**64-1."""
     found = read_text(text, words=name == "bool")
     if found is None:
@@ -527,7 +527,7 @@ def _layout(negative, digits, k, positional):
 
 
 def format_code(name, code):
-    """The text DECISIONS.md gives a storage code of ``name``."""
+    """The text docs/rules.md gives a storage code of ``name``."""
     x = decode(name, code)
     if x.kind == "nan":
         return "NaN"

@@ -1,5 +1,6 @@
 """Smoke test of ``python -m numbacast bench``: the table's rows and numbers, not the timings."""
 
+import json
 import re
 
 import pytest
@@ -76,3 +77,22 @@ def test_bad_arguments(capsys, args, message):
         bench.main(args)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_json_writes_the_results_and_the_machine(capsys, tmp_path):
+    path = tmp_path / "bench.json"
+    out = run_bench(capsys, "--pairs", "int32:int8", "--groups", "numpy", "--json", str(path))
+    assert f"results written to {path}" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["size"] == 4096 and data["repeat"] == 1
+    assert str(tmp_path) not in json.dumps(data)  # no file names of the machine in the record
+    assert data["command"] == "python -m numbacast bench --size 4096 --repeat 1 --pairs int32:int8 --groups numpy"
+    assert data["machine"]["cpu"] and data["machine"]["numba_cpu_name"] and data["machine"]["logical_cpus"] >= 1
+    assert {"numbacast", "numba", "numpy"} <= set(data["versions"])
+    [numpy_group] = data["groups"]
+    assert numpy_group["key"] == "numpy" and numpy_group["target"] == "<= 1" and numpy_group["unit"] == "ms"
+    [row] = numpy_group["rows"]
+    assert row["pair"] == "INT32 -> INT8" and row["result"] in ("PASS", "short")
+    assert row["numbacast"] > 0 and row["reference"] > 0
+    assert row["ratio"] == pytest.approx(row["numbacast"] / row["reference"], rel=2e-3)
+    assert data["summary"] == {"PASS": row["result"] == "PASS", "short": row["result"] == "short", "n/a": 0, "rows": 1}

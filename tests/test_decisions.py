@@ -1,5 +1,8 @@
-"""One named test per numeric rule of DECISIONS.md, with expected values
-written out by hand."""
+"""One named test per numeric rule of the conversion rules (docs/rules.md),
+with expected values written out by hand.
+
+Each test's docstring names its rule as ``Rule: docs/rules.md#<label>``;
+tests/test_docs.py checks that every label exists."""
 
 import ml_dtypes
 import numpy as np
@@ -50,6 +53,7 @@ STORAGE = {
 
 @pytest.mark.parametrize("onnx_id", sorted(STORAGE))
 def test_types_storage_in_numpy(onnx_id):
+    """Rule: docs/rules.md#rule-types"""
     out = cast(np.zeros(3, np.float32), onnx_id)
     assert out.dtype == np.dtype(STORAGE[onnx_id])
     assert numbacast.resolve(onnx_id).storage == np.dtype(STORAGE[onnx_id])
@@ -58,6 +62,7 @@ def test_types_storage_in_numpy(onnx_id):
 
 @pytest.mark.parametrize("spec", [14, 15, "complex64", np.complex64, np.complex128])
 def test_types_complex_refused(spec):
+    """Rule: docs/rules.md#rule-complex-refused"""
     with pytest.raises(ValueError, match="(?i)complex"):
         cast(np.zeros(2, np.float32), spec)
     with pytest.raises(ValueError, match="(?i)complex"):
@@ -68,6 +73,7 @@ def test_types_complex_refused(spec):
 
 
 def test_single_rounding_double_to_float8_not_via_float():
+    """Rule: docs/rules.md#rule-single-rounding"""
     # 1 + 1/16 is the tie between 1 and 1.125 in E4M3; a double just above it
     # rounds up, while float32(x) == 1.0625 exactly would tie to even (1.0).
     x = 1.0625 + 2.0**-40
@@ -77,6 +83,7 @@ def test_single_rounding_double_to_float8_not_via_float():
 
 
 def test_single_rounding_int64_to_float_not_via_double():
+    """Rule: docs/rules.md#rule-single-rounding"""
     # 2**60 + 2**36 is the tie between two floats; one more rounds up.
     x = 2**60 + 2**36 + 1
     assert float(np.float64(x)) == 2**60 + 2**36  # a double would lose the +1
@@ -86,6 +93,7 @@ def test_single_rounding_int64_to_float_not_via_double():
 
 
 def test_single_rounding_int64_to_bfloat16_and_float8():
+    """Rule: docs/rules.md#rule-single-rounding"""
     x = 2**60 + 2**52 + 1  # just above the tie between two bfloat16 values
     assert cast(np.array([x], np.int64), "bfloat16").astype(np.float64)[0] == 2**60 + 2**53
     assert cast(np.array([-x], np.int64), "bfloat16").astype(np.float64)[0] == -(2**60 + 2**53)
@@ -100,6 +108,7 @@ def test_single_rounding_int64_to_bfloat16_and_float8():
 
 
 def test_overflow_is_judged_after_rounding():
+    """Rule: docs/rules.md#rule-overflow-after-rounding"""
     assert codes([464.0, -464.0], "float8e4m3fn", saturate=False) == [0x7E, 0xFE]  # tie -> 448
     assert codes([465.0, -465.0], "float8e4m3fn", saturate=False) == [0x7F, 0xFF]  # [x] = 480 > max
     assert codes([465.0, -465.0], "float8e4m3fn") == [0x7E, 0xFE]
@@ -107,6 +116,7 @@ def test_overflow_is_judged_after_rounding():
 
 
 def test_ieee_targets_overflow_to_inf_and_ignore_saturate():
+    """Rule: docs/rules.md#rule-ieee-overflow"""
     for saturate in (True, False):
         assert codes([1e6, -1e6, 1e39], "float16", saturate=saturate) == [0x7C00, 0xFC00, 0x7C00]
         assert codes([1e39, -1e39], "bfloat16", saturate=saturate) == [0x7F80, 0xFF80]
@@ -114,6 +124,7 @@ def test_ieee_targets_overflow_to_inf_and_ignore_saturate():
 
 
 def test_ieee_targets_nan_keeps_its_sign():
+    """Rule: docs/rules.md#rule-ieee-nan"""
     for to in ("float16", "bfloat16", "float", "double"):
         out = cast(np.array([NAN, -NAN]), to).astype(np.float64)
         assert np.isnan(out).all() and np.signbit(out).tolist() == [False, True]
@@ -129,6 +140,7 @@ def test_ieee_targets_nan_keeps_its_sign():
     ],
 )
 def test_float8_saturate_tables(to, max_code, inf_code, nan_codes):
+    """Rule: docs/rules.md#rule-float8-saturate"""
     neg_max = max_code | 0x80
     values = [INF, -INF, 1e6, -1e6, NAN, -NAN]
     assert codes(values, to) == [max_code, neg_max, max_code, neg_max, *nan_codes]
@@ -140,6 +152,7 @@ def test_float8_saturate_tables(to, max_code, inf_code, nan_codes):
 
 
 def test_float8_fnuz_negative_zero_becomes_zero():
+    """Rule: docs/rules.md#rule-float8-fnuz-zero"""
     for to in ("float8e4m3fnuz", "float8e5m2fnuz"):
         assert codes([-0.0, -1e-30, 0.0], to) == [0, 0, 0]
     assert codes([-0.0, -1e-30], "float8e4m3fn") == [0x80, 0x80]
@@ -148,6 +161,7 @@ def test_float8_fnuz_negative_zero_becomes_zero():
 
 @pytest.mark.parametrize("to,max_code,bits", [("float4e2m1", 0x7, 4), ("float6e2m3", 0x1F, 6), ("float6e3m2", 0x1F, 6)])
 def test_float4_float6_always_saturate_and_nan_gives_max(to, max_code, bits):
+    """Rule: docs/rules.md#rule-float4-float6"""
     sign = 1 << (bits - 1)
     for saturate in (True, False):
         assert codes([INF, -INF, 1e9, -1e9, NAN, -NAN, -0.0], to, saturate=saturate) == [
@@ -162,6 +176,7 @@ def test_float4_float6_always_saturate_and_nan_gives_max(to, max_code, bits):
 
 
 def test_float4_rounds_to_nearest_even():
+    """Rule: docs/rules.md#rule-round-nearest-even"""
     # float4e2m1 values: 0, 0.5, 1, 1.5, 2, 3, 4, 6
     assert codes([0.25, 0.75, 1.25, 2.5, 3.5, 5.0, 5.01], "float4e2m1") == [0, 2, 2, 4, 6, 6, 7]
 
@@ -176,6 +191,7 @@ def test_float4_rounds_to_nearest_even():
     ],
 )
 def test_float8e8m0_round_modes(mode, expected):
+    """Rule: docs/rules.md#rule-e8m0-round-modes"""
     x = [3.0, 2.9, 1.5, 1.49, 4.0, -3.0, 2.0**-127, 2.0**-128, 2.0**127, 2.0**128, 1e300]
     assert codes(x, "float8e8m0", round_mode=mode) == expected
     unsaturated = codes(x, "float8e8m0", round_mode=mode, saturate=False)
@@ -184,6 +200,7 @@ def test_float8e8m0_round_modes(mode, expected):
 
 
 def test_float8e8m0_specials_and_range():
+    """Rule: docs/rules.md#rule-e8m0-range"""
     x = [0.0, -0.0, INF, -INF, NAN, 2.0**-200, 2.0**-128]
     assert codes(x, "float8e8m0") == [0, 0, 254, 254, 255, 0, 0]
     for mode in ("up", "down", "nearest"):
@@ -203,6 +220,7 @@ def test_float8e8m0_specials_and_range():
 
 
 def test_other_float_targets_from_integers_round_the_exact_integer():
+    """Rule: docs/rules.md#rule-integers-to-floats"""
     assert codes(np.array([464, 465, -465], np.int32), "float8e4m3fn", saturate=False) == [0x7E, 0x7F, 0xFF]
     assert codes(np.array([2049], np.int64), "float16") == [0x6800]  # tie 2048/2050 -> 2048
     assert codes(np.array([2051], np.int64), "float16") == [0x6802]  # tie 2050/2052 -> 2052
@@ -213,6 +231,7 @@ def test_other_float_targets_from_integers_round_the_exact_integer():
 
 
 def test_integer_to_integer_keeps_low_bits():
+    """Rule: docs/rules.md#rule-integer-wrap"""
     assert cast(np.array([200], np.int16), "int8").tolist() == [-56]
     assert cast(np.array([9], np.int8), "int4").astype(np.int8).tolist() == [-7]
     assert cast(np.array([-1], np.int64), "uint64").tolist() == [2**64 - 1]
@@ -221,6 +240,7 @@ def test_integer_to_integer_keeps_low_bits():
 
 
 def test_float_to_integer_truncates_and_saturates():
+    """Rule: docs/rules.md#rule-float-to-integer"""
     x = np.array([2.9, -2.9, 1e20, -1e20, NAN, INF, -INF, -0.999, 127.9, -128.9])
     assert cast(x, "int8").tolist() == [2, -2, 127, -128, 0, 127, -128, 0, 127, -128]
     assert cast(x, "uint8").tolist() == [2, 0, 255, 0, 0, 255, 0, 0, 127, 0]
@@ -230,6 +250,7 @@ def test_float_to_integer_truncates_and_saturates():
 
 
 def test_float_to_small_integers_rounds_half_even_then_keeps_low_bits():
+    """Rule: docs/rules.md#rule-float-to-small-integer"""
     x = np.array([2.5, 3.5, -0.5, -1.5, 7.5, 8.0, 1e20, NAN, INF, -INF], np.float32)
     assert cast(x, "int4").astype(np.int8).tolist() == [2, 4, 0, -2, -8, -8, 0, 0, 0, 0]
     assert cast(x, "uint4").astype(np.int8).tolist() == [2, 4, 0, 14, 8, 8, 0, 0, 0, 0]
@@ -238,6 +259,7 @@ def test_float_to_small_integers_rounds_half_even_then_keeps_low_bits():
 
 
 def test_bool_source_is_zero_or_one():
+    """Rule: docs/rules.md#rule-bool-source"""
     b = np.array([True, False])
     for to in ("float", "int8", "uint4", "float8e4m3fn", "int64", "bool"):
         assert cast(b, to).astype(np.float64).tolist() == [1.0, 0.0]
@@ -247,6 +269,7 @@ def test_bool_source_is_zero_or_one():
 
 
 def test_bool_target_zero_is_false_everything_else_true():
+    """Rule: docs/rules.md#rule-bool-target"""
     x = np.array([0.0, -0.0, NAN, 1e-45, -INF, 0.5])
     assert cast(x, "bool").tolist() == [False, False, True, True, True, True]
     assert cast(np.array([0, 2, -1], np.int64), "bool").tolist() == [False, True, True]
@@ -260,7 +283,9 @@ def test_bool_target_zero_is_false_everything_else_true():
 
 def test_float8_fnuz_infinity_is_nan_before_cast_24():
     """Cast-19..23 give NaN for +/-inf into the FNUZ types even when saturating
-    (the ONNX layer selects this rule by opset); finite overflow still saturates."""
+    (the ONNX layer selects this rule by opset); finite overflow still saturates.
+
+    Rule: docs/rules.md#rule-fnuz-infinity-by-version"""
     from numbacast.engine.arrays import run
     from numbacast.engine.conversion import Conversion
 

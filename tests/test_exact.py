@@ -1,5 +1,5 @@
 """Tests of the exact reference (tests/exact.py) against facts worked out by
-hand from DECISIONS.md -- never computed by the reference."""
+hand from the conversion rules (docs/rules.md) -- never computed by the reference."""
 
 from fractions import Fraction as Fr
 

@@ -6,7 +6,8 @@ Every single-node Cast/CastLike model that
 expected outputs bit for bit (NaN for NaN in float types with several NaN
 codes), with one recorded deviation: at the NaN inputs of FLOAT/FLOAT16 to
 FLOAT4E2M1, ONNX's generated data holds -0, where the ONNX float4 note and
-DECISIONS.md give +max (+6, code 0x7).
+the conversion rules (docs/rules.md#rule-float4-nan-backend-data) give
++max (+6, code 0x7).
 """
 
 import warnings
@@ -71,7 +72,7 @@ def test_backend_case(case):
         if outputs[0].data_type == FLOAT4E2M1:
             source_nan = nan_positions(feeds[case.model.graph.input[0].name])
             assert source_nan.any()
-            assert codes(got)[source_nan].tolist() == [0x7] * source_nan.sum()  # +6, DECISIONS.md
+            assert codes(got)[source_nan].tolist() == [0x7] * source_nan.sum()  # +6, docs/rules.md
             assert codes(expected)[source_nan].tolist() == [0x8] * source_nan.sum()  # -0 in ONNX's data
             different &= ~source_nan
         assert not different.any(), (

@@ -15,18 +15,19 @@ SPECIALS = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 RANDOM_SAMPLE = 2_000_000
 
 
-#: Where DECISIONS.md switches to scientific notation (NumPy's own limits in its recent versions).
+#: Where the conversion rules (docs/rules.md#rule-string-layout) switch to scientific notation
+#: (NumPy's own limits in its recent versions).
 SCIENTIFIC_FROM = {np.float16: "1e+03", np.float32: "1e+06", np.float64: "1e+16"}
 
 
 def numpy_texts(values):
     """NumPy's ``str()`` of every value, with the operator's special literals;
-    a skip where the installed NumPy's layout is older than DECISIONS.md's."""
+    a skip where the installed NumPy's layout is older than that of docs/rules.md."""
     limit = SCIENTIFIC_FROM[values.dtype.type]
     if str(values.dtype.type(limit)) != limit:
         pytest.skip(
             f"NumPy {np.__version__} prints {values.dtype} {float(limit):g} as "
-            f"{str(values.dtype.type(limit))!r}, not in the layout of DECISIONS.md ({limit!r})"
+            f"{str(values.dtype.type(limit))!r}, not in the layout of docs/rules.md ({limit!r})"
         )
     texts = values.astype(str)
     for numpy_text, onnx_text in SPECIALS.items():

@@ -18,17 +18,26 @@ Call overhead is the median time of many warm calls on a 1-element array;
 peak memory is the peak of what tracemalloc traces during a cast of a
 ``--size`` array that already exists, over the output's size.  The baselines
 for optional libraries run only where the library is installed.
+
+``--json FILE`` also writes the results and the machine they were measured on
+(:func:`results_json`); the documentation renders its benchmarks page from such
+a file (``docs/_data/bench.json``).
 """
 
 import argparse
+import datetime
+import json
+import os
+import platform
 import re
 import statistics
+import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
 from importlib import metadata
 
-from numba import config, get_num_threads, set_num_threads
+from numba import config, get_num_threads, set_num_threads, threading_layer
 
 from numbacast import FLOAT, cast, resolve
 
@@ -387,6 +396,11 @@ def parser():
     )
     p.add_argument("--groups", default="", help=f"comma-separated groups to run, of: {', '.join(GROUP_KEYS)}")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the ratios to this image (needs matplotlib)")
+    p.add_argument(
+        "--json",
+        metavar="FILE.json",
+        help="also write the results and the machine's description to this file (the docs render it)",
+    )
     p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
     return p
 
@@ -429,6 +443,11 @@ def main(argv=None):
             print(format_row(group, rows[-1]), flush=True)
         results.append((group, rows))
     print("\n" + summary(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results_json(results, size, repeat, argv_for_record(argv)), f, indent=1)
+            f.write("\n")
+        print(f"results written to {args.json}")
     if args.plot:
         from .plot import plot
 
@@ -444,15 +463,132 @@ def describe_run(size, repeat):
     )
 
 
-def versions():
-    """The versions of numbacast and of the libraries it is compared with, where installed."""
-    found = []
-    for name in ("numbacast", "numba", "numpy", "ml_dtypes", "torch", "onnxruntime"):
+#: The libraries whose versions a run reports, where installed.
+LIBRARIES = ("numbacast", "numba", "llvmlite", "numpy", "ml_dtypes", "torch", "onnxruntime")
+
+
+def library_versions():
+    """{name: version} of numbacast and of the libraries it is compared with, where installed."""
+    found = {}
+    for name in LIBRARIES:
         try:
-            found.append(f"{name} {metadata.version(name)}")
+            found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
-    return ", ".join(found)
+    return found
+
+
+def versions():
+    """The versions of numbacast and of the libraries it is compared with, where installed."""
+    return ", ".join(f"{name} {version}" for name, version in library_versions().items() if name != "llvmlite")
+
+
+def cpu_model():
+    """The CPU's model name: from /proc/cpuinfo where there is one, else what :mod:`platform` says."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine():
+    """What the results were measured on: the CPU, what Numba compiles for, the system and Python."""
+    from llvmlite import binding
+
+    features = binding.get_host_cpu_features().flatten().split(",")
+    return {
+        "cpu": cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "numba_cpu_name": config.CPU_NAME or binding.get_host_cpu_name(),
+        "numba_cpu_features": config.CPU_FEATURES or ",".join(sorted(f[1:] for f in features if f.startswith("+"))),
+        "numba_threads": get_num_threads(),
+        "numba_threading_layer": threading_layer_name(),
+        "system": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
+
+
+def threading_layer_name():
+    """The threading layer Numba's parallel kernels ran on (the one configured, before any ran)."""
+    try:
+        return threading_layer()
+    except ValueError:
+        return config.THREADING_LAYER
+
+
+def argv_for_record(argv):
+    """The command-line arguments of this run as a record shows them: without file names."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    shown = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--json", "--plot"):
+            skip = True
+            continue
+        if arg.startswith(("--json=", "--plot=")):
+            continue
+        shown.append(arg)
+    return shown
+
+
+def significant(value, digits=4):
+    """``value`` to ``digits`` significant digits (None stays None): the record keeps no timing noise."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def results_json(results, size, repeat, argv=()):
+    """The run as a JSON-ready dict: settings, machine, versions, and each group's rows.
+
+    A row holds its pair, numbacast's and the reference's figures (in the
+    group's unit, None where the row could not run), the ratio (all three to
+    four significant digits) and the result ("PASS", "short" or "n/a (why)")."""
+    outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
+    return {
+        "format": 1,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m numbacast bench", *argv]),
+        "size": size,
+        "repeat": repeat,
+        "warm_up": WARM_UP,
+        "machine": machine(),
+        "versions": library_versions(),
+        "groups": [
+            {
+                "key": group.key,
+                "title": group.title,
+                "reference": group.reference,
+                "ratio": group.ratio.format(group.reference),
+                "target": str(group.target),
+                "unit": group.unit,
+                "speedup": group.speedup,
+                "rows": [
+                    {
+                        "pair": row.pair,
+                        "numbacast": significant(row.ours),
+                        "reference": significant(row.theirs),
+                        "ratio": significant(row.ratio),
+                        "result": row.result,
+                    }
+                    for row in rows
+                ],
+            }
+            for group, rows in results
+        ],
+        "summary": {
+            "PASS": outcomes.count("PASS"),
+            "short": outcomes.count("short"),
+            "n/a": outcomes.count("n/a"),
+            "rows": len(outcomes),
+        },
+    }
 
 
 def summary(results):

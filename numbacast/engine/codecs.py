@@ -5,7 +5,7 @@ which every field of the formats is a compile-time constant, so one generic
 algorithm serves every format and costs nothing at run time.  The factories
 are memoised: a given set of arguments always returns the same dispatcher.
 
-Rules (see DECISIONS.md):
+Rules (see the conversion rules, docs/rules.md):
 
 * :func:`float_encoder` rounds the exact value of a float32/float64 (given as
   its bits) once, to nearest with ties to even, on an exponent range unbounded

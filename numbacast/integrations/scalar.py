@@ -71,10 +71,31 @@ def _decoder(source):
     return _jit(lambda code: to_value(code))
 
 
+def _docstrings(t):
+    """The docstrings of ``encode_<name>`` and ``decode_<name>`` for the type ``t``."""
+    code_bits = 8 * t.storage.itemsize
+    round_mode = (
+        ', and ``round_mode`` ("up", "down" or "nearest") how it picks the power of two'
+        if t.name == "float8e8m0"
+        else ""
+    )
+    encode = (
+        f"``x`` cast to {t.onnx_name}, as its storage code (a ``uint{code_bits}``).\n\n"
+        "``x`` is a float64 or anything Numba converts to one (a float32, an integer); it is rounded once, "
+        f"by the conversion rules.  ``saturate`` is as in :func:`numbacast.cast`{round_mode}.  Callable from "
+        "``@njit`` code and from Python."
+    )
+    ignored = f"  Bits above the low {t.bits} are ignored." if t.bits < code_bits else ""
+    value = "a float64" if t.is_float else "an int64"
+    decode = f"The exact value of the {t.onnx_name} storage code ``code``, as {value}.{ignored}"
+    return encode, decode
+
+
 __all__ = ["CODEC_TYPES"]
 for _type in CODEC_TYPES:
     _encode = _e8m0_encoder(_type) if _type.name == "float8e8m0" else _encoder(_type)
     globals()[f"encode_{_type.name}"] = _encode
     globals()[f"decode_{_type.name}"] = _decoder(_type)
+    _encode.__doc__, globals()[f"decode_{_type.name}"].__doc__ = _docstrings(_type)
     __all__ += [f"encode_{_type.name}", f"decode_{_type.name}"]
 del _type, _encode

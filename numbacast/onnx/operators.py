@@ -4,7 +4,7 @@
 ``numbacast.onnx.castlike``) apply the operator version in force at the opset
 given: its type constraints, its attributes and its rules (see
 :mod:`numbacast.versions`).  The values follow numbacast's one set of rules
-(DECISIONS.md), with one version difference: Cast-19 to Cast-23 turn +/-inf
+(the conversion rules, docs/rules.md), with one version difference: Cast-19 to Cast-23 turn +/-inf
 into NaN when casting into the FNUZ float8 types, where later versions give
 +/-max.
 
@@ -26,7 +26,7 @@ from ..engine.conversion import Conversion
 from ..formats.registry import resolve
 from . import versions
 
-#: What the string literals of an infinity look like (DECISIONS.md, "Strings").
+#: What the string literals of an infinity look like (docs/rules.md#rule-string-grammar).
 INFINITY_LITERALS = frozenset(sign + word for sign in ("", "+", "-") for word in ("inf", "infinity"))
 
 

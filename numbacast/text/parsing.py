@@ -1,4 +1,4 @@
-"""Text to numbers, compiled: the grammar of DECISIONS.md, rounded once.
+"""Text to numbers, compiled: the grammar of the conversion rules (docs/rules.md), rounded once.
 
 Grammar (ASCII, case-insensitive letters): optional surrounding whitespace
 (space, \\t, \\n, \\v, \\f, \\r); an optional sign; then decimal digits with

@@ -1,6 +1,6 @@
 """Numbers to text, compiled: shortest round-trip digits and NumPy's layout.
 
-Rules (DECISIONS.md, "Strings"):
+Rules (the conversion rules, docs/rules.md, "Strings"):
 
 * A float prints the shortest decimal that reads back, rounding to nearest
   with ties to even, to the same value *in its own format*; of several

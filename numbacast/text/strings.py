@@ -27,7 +27,7 @@ from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
 from .parsing import read_kernel
 from .printing import decimal_kernel, text_kernel
 
-#: Floats print positionally below this magnitude (DECISIONS.md); FLOAT16 and
+#: Floats print positionally below this magnitude (docs/rules.md#rule-string-layout); FLOAT16 and
 #: every narrower float use 1e3.
 POSITIONAL_LIMIT = {DOUBLE: 1e16, FLOAT: 1e6}
 NARROW_POSITIONAL_LIMIT = 1e3

@@ -1,0 +1,89 @@
+"""Sphinx extension: the benchmarks page's tables, generated from a JSON record.
+
+``python -m numbacast bench --json FILE`` writes a run's results; a page holding
+the line ::
+
+    % bench-tables: _data/bench.json
+
+gets, in place of that line (a MyST comment, so the page reads well without
+this extension), the run's settings, its machine, its summary and one Markdown
+table per group of rows.  The path is relative to the documentation's folder.
+The page is rebuilt whenever the JSON file changes.
+"""
+
+import json
+import os
+import re
+
+MARKER = re.compile(r"^% bench-tables: (?P<path>\S+)[ \t]*$", re.MULTILINE)
+
+
+def amount(value, unit):
+    """A figure as the bench prints it: three significant digits, or whole above 100."""
+    if value is None:
+        return "-"
+    return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+
+
+def cell(text):
+    """``text`` safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|")
+
+
+def markdown_tables(data):
+    """The Markdown for one bench record (the dict ``--json`` writes)."""
+    machine = data["machine"]
+    versions = ", ".join(f"{name} {version}" for name, version in data["versions"].items())
+    summary = data["summary"]
+    lines = [
+        f"Run of {data['created']}: `{data['command']}`; {data['size']:,} elements per cast, "
+        f"the median of {data['repeat']} timed run(s) after {data['warm_up']} warm-up calls, "
+        f"{machine['numba_threads']} Numba threads.",
+        "",
+        "| machine | |",
+        "|---|---|",
+        f"| CPU | {cell(machine['cpu'])} ({machine['logical_cpus']} logical CPUs) |",
+        f"| Numba compiles for | {cell(machine['numba_cpu_name'])} |",
+        f"| CPU features | {cell(machine['numba_cpu_features'].replace(',', ', '))} |",
+        f"| threading layer | {cell(machine['numba_threading_layer'])} |",
+        f"| system | {cell(machine['system'])}, Python {cell(machine['python'])} |",
+        f"| versions | {cell(versions)} |",
+        "",
+        f"**{summary['PASS']} PASS, {summary['short']} short, {summary['n/a']} n/a of {summary['rows']} rows.**",
+        "",
+    ]
+    for group in data["groups"]:
+        unit = group["unit"]
+        lines += [
+            f"### {group['title']}",
+            "",
+            f"Group `{group['key']}`: ratio = {group['ratio']}, target {group['target']}.",
+            "",
+            f"| pair | numbacast | {cell(group['reference'])} | ratio | result |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for row in group["rows"]:
+            ratio = "-" if row["ratio"] is None else f"{row['ratio']:.3g}"
+            lines.append(
+                f"| {cell(row['pair'])} | {amount(row['numbacast'], unit)} | {amount(row['reference'], unit)} "
+                f"| {ratio} | {cell(row['result'])} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def expand(app, docname, source):
+    """``source-read``: replace each marker line with the tables of its JSON file."""
+
+    def tables(match):
+        path = os.path.join(app.srcdir, match.group("path"))
+        app.env.note_dependency(path)
+        with open(path, encoding="utf-8") as f:
+            return markdown_tables(json.load(f))
+
+    source[0] = MARKER.sub(tables, source[0])
+
+
+def setup(app):
+    app.connect("source-read", expand)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
