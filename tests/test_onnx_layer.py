@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 import numbacast
 import numbacast.onnx as nx
+import numbacast.onnx.tensors  # noqa: F401  (nx.tensors)
 
 VALUES = [0.0, -0.0, 0.3, 1.5, 2.5, -3.7, 7.0, 100.0, float("inf"), float("-inf"), float("nan")]
 
@@ -81,7 +82,7 @@ def test_cast_tensor_typed_fields_of_every_kind():
         helper.make_tensor("e", TensorProto.BOOL, [2], [True, False]),
     ]
     for tensor in tensors:
-        source = nx.tensor_type_name(tensor).lower()
+        source = nx.tensors.tensor_type_name(tensor).lower()
         array = numpy_helper.to_array(tensor)
         out = nx.cast_tensor(tensor, TensorProto.FLOAT8E5M2, saturate=0)
         assert codes_of(out) == reference(source, array, "float8e5m2", saturate=False), tensor.name

@@ -1,19 +1,20 @@
 """Which conversions should look their results up in a table, which compute them.
 
-``python -m benchmarks.harness.table_or_compute [--size N] [--repeat R] [--json FILE]``
+``python -m benchmarks.harness.table_or_compute [--size N] [--repeat R] [--markdown FILE]``
 times every conversion from a source of at most 16 bits to a set of
 representative targets both ways -- through the table of all source codes and
 computed element by element -- and prints the ratio table/compute (below 1:
-the table is faster).  The rule in :func:`numbacast.engine.arrays.uses_table`
+the table is faster); ``--markdown`` also writes that table as a Markdown
+file, which the docs' internals page includes.  The rule in :func:`numbacast.engine.arrays.uses_table`
 was chosen from these figures; the docs' internals page shows them.
 """
 
 import argparse
-import json
 import statistics
 import time
 
 import numpy as np
+from numba import get_num_threads
 
 from numbacast import (
     BFLOAT16,
@@ -35,6 +36,8 @@ from numbacast import (
 from numbacast.engine.arrays import table
 from numbacast.engine.conversion import Conversion, kernel_dtype
 from numbacast.engine.kernels import NO_TABLE, launch
+
+from .bench import cpu_model
 
 SOURCES = (UINT8, INT16, BOOL, INT4, FLOAT16, BFLOAT16, FLOAT8E4M3FN, FLOAT8E5M2, FLOAT4E2M1, FLOAT8E8M0)
 TARGETS = (
@@ -89,24 +92,32 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=1 << 22)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--markdown", metavar="FILE", help="write the table as Markdown to FILE")
     args = parser.parse_args(argv)
-    rows = []
-    print(f"table / compute time, {args.size:,} elements, median of {args.repeat} (below 1: the table is faster)")
+    title = f"table / compute time, {args.size:,} elements, median of {args.repeat} (below 1: the table is faster)"
+    print(title)
     print("source \\ target".ljust(16) + "".join(t.name[:12].rjust(13) for t in TARGETS))
+    table_rows = []
     for source in SOURCES:
         cells = []
         for target in TARGETS:
             if source is target:
-                cells.append("-".rjust(13))
+                cells.append("-")
                 continue
             by_table, by_compute = timings(source, target, args.size, args.repeat)
-            rows.append(dict(source=source.name, target=target.name, table=by_table, compute=by_compute))
-            cells.append(f"{by_table / by_compute:13.2f}")
-        print(source.name.ljust(16) + "".join(cells), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(size=args.size, repeat=args.repeat, rows=rows), f, indent=1)
+            cells.append(f"{by_table / by_compute:.2f}")
+        table_rows.append(cells)
+        print(source.name.ljust(16) + "".join(cell.rjust(13) for cell in cells), flush=True)
+    if args.markdown:
+        lines = [
+            f"{title}; {cpu_model()}, {get_num_threads()} Numba threads.",
+            "",
+            "| source \\ target | " + " | ".join(t.name for t in TARGETS) + " |",
+            "|---|" + "---:|" * len(TARGETS),
+        ]
+        lines += [f"| {s.name} | " + " | ".join(cells) + " |" for s, cells in zip(SOURCES, table_rows)]
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
     return 0
 
 
