@@ -148,10 +148,12 @@ def test_a_failed_write_leaves_no_file(source, tmp_path, capsys, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
 
 
-def test_output_replaces_an_existing_file(source, tmp_path, capsys):
+def test_an_existing_output_is_kept_unless_force(source, tmp_path, capsys):
     out = tmp_path / "y.npy"
     out.write_bytes(b"old")
-    assert run(["cast", str(source), "--to", "int8", "-o", str(out)], capsys)[0] == 0
+    status, _, err = run(["cast", str(source), "--to", "int8", "-o", str(out)], capsys)
+    assert status == 2 and "exists: pass --force" in err and out.read_bytes() == b"old"
+    assert run(["cast", str(source), "--to", "int8", "-o", str(out), "--force"], capsys)[0] == 0
     assert np.load(out).dtype == np.int8 and sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]
 
 
