@@ -33,6 +33,7 @@ import re
 import socket
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -228,11 +229,18 @@ def read_npy(path):
     if size == 0:
         raise CommandError(f"{path}: the file is empty, not a .npy file")
     try:
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy's overflow warnings on absurd shapes: the error follows
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
     except Exception as error:  # whatever NumPy raises for a malformed file
         raise _bad_file(path, "not a valid .npy file", error) from None
     if not isinstance(array, np.ndarray):
         raise CommandError(f"{path}: not a .npy file holding one array ({type(array).__name__})")
+    if isinstance(array, np.memmap) and array.offset + array.nbytes != size:
+        raise CommandError(
+            f"{path}: the header describes {array.nbytes} bytes of data (shape {array.shape}, dtype {array.dtype}) "
+            f"but the file holds {size - array.offset}"
+        )
     if array.dtype.kind == "V":
         raise ValueError(
             f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
