@@ -349,3 +349,16 @@ def test_external_data_past_the_end_of_its_file_is_refused(tmp_path, capsys):
         ["cast", str(source), "--to", "int8", "-o", str(tmp_path / "y.npy"), "--external-data"], capsys
     )
     one_line_error(status, err, "runs past the end")
+
+
+@pytest.mark.parametrize("kind", [".npy", ".pb"])
+def test_a_0d_tensor_stays_0d(tmp_path, capsys, kind):
+    """Found by the fuzz suite: ascontiguousarray made 0-d results 1-d in .npy outputs."""
+    source = tmp_path / f"x{kind}"
+    if kind == ".npy":
+        np.save(source, np.float32(2.5))
+    else:
+        source.write_bytes(numpy_helper.from_array(np.array(2.5, np.float32), "s").SerializeToString())
+    assert run(["cast", str(source), "--to", "float16", "-o", str(tmp_path / "y.npy")], capsys)[0] == 0
+    result = np.load(tmp_path / "y.npy")
+    assert result.shape == () and result == 2.5

@@ -406,7 +406,7 @@ def npy_descr(dtype):
 
 def write_npy(f, array, name=""):
     """Write ``array`` to the binary file ``f`` in the .npy format."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray, which makes a 0-d array 1-d
     header = {"descr": npy_descr(array.dtype), "fortran_order": False, "shape": array.shape}
     np.lib.format.write_array_header_2_0(f, header)
     f.write(array.reshape(-1).view(np.uint8).data)
