@@ -13,7 +13,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine.arrays import cast_numbers
-from .engine.checks import check_packed, check_round_mode, check_saturate, is_dask_array, refuse_dask
+from .engine.checks import (
+    check_out_type,
+    check_packed,
+    check_round_mode,
+    check_saturate,
+    is_dask_array,
+    is_masked_array,
+    refuse_dask,
+)
 from .formats.registry import TypeLike, resolve
 from .integrations.dask_array import cast_lazily
 from .packing import cast_packed
@@ -37,6 +45,9 @@ def cast(
         Any shape (0-d and empty included), any strides, either byte order, of
         a NumPy bool/integer/float dtype or an ml_dtypes dtype -- or texts:
         a ``<U`` or ``S`` array or an object array of str.  Not modified.
+        An ndarray subclass is read as a plain array (``numpy.asarray``), but
+        a masked array (``numpy.ma``) gives a masked array with the same mask;
+        the texts under its mask are not read.
     to : str, int, dtype
         The target type: an ONNX name in any case (``"float8e4m3fn"``,
         ``"FLOAT"``, ``"double"``, ``"string"``), an ONNX id (``17``), a
@@ -51,8 +62,9 @@ def cast(
     out : numpy.ndarray, optional
         Where to write the result: an array of the shape of ``x`` and exactly
         the target's storage dtype (for STRING, any ``<U`` dtype wide enough
-        for the longest text), writeable, any strides.  Checked before
-        anything is written.  Not with a Dask array.
+        for the longest text), writeable, any strides, of any ndarray subclass
+        but a masked array.  Checked before anything is written.  Not with a
+        Dask array or a masked ``x``.
     packed : bool
         For the sub-byte targets (INT4, UINT4, FLOAT4E2M1, INT2, UINT2,
         FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
@@ -77,6 +89,10 @@ def cast(
     """
     target = resolve(to)
     saturate, round_mode, packed = check_saturate(saturate), check_round_mode(round_mode), check_packed(packed)
+    if out is not None and not is_dask_array(x):
+        check_out_type(out)
+    if is_masked_array(x):
+        return cast_masked(x, target, saturate, round_mode, out, packed)
     if is_dask_array(x):
         if packed:
             refuse_dask(x, "numbacast.cast(..., packed=True)")
@@ -89,3 +105,30 @@ def cast(
     if packed:
         return cast_packed(array, target, saturate, round_mode, out)
     return cast_numbers(array, target, saturate, round_mode, out)
+
+
+def cast_masked(x, target, saturate, round_mode, out, packed):
+    """:func:`cast` of the masked array ``x``: a masked array holding the cast of
+    its data, with a copy of its mask, as ``x.astype`` gives.  Texts under the
+    mask are not read (they are taken as "0"), so they cannot fail the cast.
+    The fill value is the cast of ``x``'s, or zero when that cannot be cast."""
+    if packed:
+        raise TypeError("packed=True cannot keep a mask: cast x.filled(value) or x.data to pack a masked array")
+    if out is not None:
+        raise TypeError(
+            "out= cannot keep the mask of a masked x: cast without out (the result is a masked array), "
+            "or cast x.filled(value) or x.data into out"
+        )
+    ma = np.ma
+    data, mask = x.data, ma.getmask(x)
+    if mask is not ma.nomask:
+        mask = mask.copy()
+        if data.dtype.kind in "USO" and not target.is_string and mask.any():
+            data = data.copy()
+            data[mask] = b"0" if data.dtype.kind == "S" else "0"
+    result = cast(data, target, saturate=saturate, round_mode=round_mode)
+    try:
+        fill = cast(np.array(x.fill_value, x.dtype), target, saturate=saturate, round_mode=round_mode)
+    except (TypeError, ValueError, OverflowError):
+        fill = None if target.is_string else np.zeros((), target.storage)
+    return ma.MaskedArray(result, mask=mask, fill_value=fill)

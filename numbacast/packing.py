@@ -33,7 +33,7 @@ from numba.extending import overload
 
 from .engine.arrays import table, uses_table
 from .engine.cache import cached_njit
-from .engine.checks import check_round_mode, check_saturate, refuse_dask
+from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import PARALLEL_MIN, take_turns
 from .formats.registry import TYPES, TypeLike, resolve
@@ -220,6 +220,7 @@ def _check_shape(shape):
 def _packed_bytes(data, t, shape):
     """``data`` (bytes-like or a uint8 array) as a flat uint8 array, checked
     to be exactly the packed size of ``shape`` elements of type ``t``."""
+    refuse_masked(data, "numbacast.unpack")
     if isinstance(data, (bytes, bytearray, memoryview)):
         codes = np.frombuffer(data, np.uint8)
     elif isinstance(data, np.ndarray) and data.dtype == np.uint8:
@@ -247,6 +248,7 @@ def pack(x: npt.ArrayLike) -> np.ndarray:
     order).  To cast and pack in one pass, use ``cast(x, to, packed=True)``.
     """
     refuse_dask(x, "numbacast.pack")
+    refuse_masked(x, "numbacast.pack")
     array = np.asarray(x)
     t = resolve(array.dtype)
     if t not in PACKED_TYPES:
@@ -279,7 +281,13 @@ def unpack(
     check_packed_type(source, "type")
     if to is None:
         return unpack_with(layout_conversion(source), *packed_data(data, source, shape)).view(source.storage)
-    conversion = Conversion.make(source, resolve(to), check_saturate(saturate), check_round_mode(round_mode))
+    target = resolve(to)
+    if target.is_string:
+        raise TypeError(
+            "unpack casts to the numeric types only, not to STRING: unpack first, then "
+            f"numbacast.cast(unpack(data, {source.name!r}, shape), 'string')"
+        )
+    conversion = Conversion.make(source, target, check_saturate(saturate), check_round_mode(round_mode))
     return unpack_with(conversion, *packed_data(data, source, shape))
 
 

@@ -1,13 +1,17 @@
-"""The disk cache: a second process loads kernels instead of compiling, and an
-unwritable package directory never breaks a cast."""
+"""The disk cache: a second process loads kernels instead of compiling, an
+unwritable package directory never breaks a cast, a damaged cache heals and a
+folder someone else could write is not used."""
 
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 import numbacast
 
@@ -81,3 +85,216 @@ def test_nowhere_writable_warns_and_still_casts(tmp_path):
     result = run_probe(env, tmp_path, prelude)
     assert "CacheWarning" in result["warnings"]
     assert result["codes"][0] == 0x40
+
+
+# -- A cache that heals (issue 14) -------------------------------------------------------------
+
+HEAL_PROBE = textwrap.dedent("""
+    import json, warnings
+    import numpy as np
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import numbacast
+        from numbacast.engine.kernels import cast_kernel
+        x = np.array([1.0, 464.0, 6e4, -3.3, 0.01], np.float32)
+        codes = [numbacast.cast(x, "float8e5m2fnuz", saturate=False).view(np.uint8).tolist(),
+                 numbacast.cast(x.astype(np.float16), "float8e4m3fn").view(np.uint8).tolist(),
+                 numbacast.cast(x.astype(np.float64), "bfloat16").view(np.uint16).tolist()]
+    stats = cast_kernel.stats
+    print(json.dumps({"codes": codes, "hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values()),
+                      "warnings": [str(w.message) for w in caught if w.category.__name__ == "CacheWarning"]}))
+""")
+
+
+def heal_probe(env, cwd):
+    result = subprocess.run(
+        [sys.executable, "-c", HEAL_PROBE], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Assertion" not in result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def garble(path):
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + 64):
+        data[i % len(data)] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def zero_bytes(path):
+    data = bytearray(path.read_bytes())
+    start = min(len(data) - 8, 3 * len(data) // 4)
+    data[start : start + 8] = bytes(8)
+    path.write_bytes(bytes(data))
+
+
+def cache_files(folder):
+    return sorted(folder.glob("kernels.cast_kernel-*.nbc")), next(folder.glob("kernels.cast_kernel-*.nbi"))
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """(env, cache folder, probe result) of a private package copy and a cache
+    freshly filled by one process; tests damage copies of that cache."""
+    root = tmp_path_factory.mktemp("pristine")
+    env = private_copy(root)
+    env["NUMBA_CACHE_DIR"] = str(root / "cache")
+    fresh = heal_probe(env, root)
+    assert fresh["misses"] >= 3 and not fresh["warnings"]
+    return env, root / "cache", fresh
+
+
+@pytest.mark.parametrize(
+    "damage, which",
+    [
+        (truncate, "data"),
+        (truncate, "index"),
+        (garble, "data"),
+        (garble, "index"),
+        (zero_bytes, "data"),
+        (zero_bytes, "index"),
+        (None, "swap data"),
+        (None, "swap index"),
+    ],
+    ids=lambda v: getattr(v, "__name__", v),
+)
+def test_a_damaged_cache_heals(tmp_path, pristine, damage, which):
+    """Each damaged entry is a miss: one warning naming the file, the same bits
+    as a fresh compile, and the next process loads a whole cache again."""
+    env, cache, fresh = pristine
+    shutil.copytree(cache, tmp_path / "cache")
+    env = dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "numbacast"
+    data, index = cache_files(folder)
+    assert len(data) >= 3
+    if which == "swap data":
+        first, second = data[0].read_bytes(), data[1].read_bytes()
+        data[0].write_bytes(second)
+        data[1].write_bytes(first)
+        damaged = data[:2]
+    elif which == "swap index":
+        body, index_body = data[0].read_bytes(), index.read_bytes()
+        data[0].write_bytes(index_body)
+        index.write_bytes(body)
+        damaged = [index]
+    else:
+        damaged = [data[1] if which == "data" else index]
+        damage(damaged[0])
+    healing = heal_probe(env, tmp_path)
+    healed = heal_probe(env, tmp_path)
+    assert healing["codes"] == healed["codes"] == fresh["codes"]
+    messages = healing["warnings"]
+    assert len(messages) == len(damaged), messages
+    assert all(any(path.name in message for message in messages) for path in damaged), messages
+    assert healing["misses"] >= 1
+    assert healed["warnings"] == [] and healed["misses"] == 0 and healed["hits"] >= 3
+
+
+def test_cache_files_are_written_whole_and_sealed(pristine):
+    from numbacast.engine.cache_files import MAGIC_DATA, MAGIC_INDEX
+
+    folder = pristine[1] / "numbacast"
+    data, index = cache_files(folder)
+    assert index.read_bytes().startswith(MAGIC_INDEX)
+    assert all(path.read_bytes().startswith(MAGIC_DATA) for path in data)
+    assert not list(folder.glob("*.tmp"))  # the temporary files were renamed into place
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_unseal_checks_magic_length_and_checksum():
+    from numbacast.engine.cache_files import MAGIC_DATA, DamagedFile, seal, unseal
+
+    blob = seal(MAGIC_DATA, b"payload")
+    assert unseal(MAGIC_DATA, blob) == b"payload"
+    for bad in (blob[:-1], blob + b"x", blob[:-1] + b"X", b"", blob[:10], b"\0" * len(blob)):
+        with pytest.raises(DamagedFile):
+            unseal(MAGIC_DATA, bad)
+
+
+# -- A cache that trusts no one else (issue 14) -------------------------------------------------
+
+
+def evil_index(marker):
+    """A cache index, in Numba's format, whose unpickling creates ``marker``."""
+    import pickle
+
+    import numba
+
+    class Plant:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    return pickle.dumps(numba.__version__) + pickle.dumps(Plant())
+
+
+def test_a_planted_cache_folder_is_not_used(tmp_path):
+    """The last fallback is a fixed path in the temporary folder: another user
+    can create it first and plant a pickle there."""
+    from numbacast.engine.kernels import cast_kernel
+
+    env = private_copy(tmp_path)
+    (tmp_path / "numbacast" / "__pycache__").write_text("not a folder")
+    env["XDG_CACHE_HOME"] = os.devnull
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    user = subprocess.run(
+        [sys.executable, "-c", "import getpass; print(getpass.getuser())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    planted = temporary / f"numbacast-cache-{user}"
+    planted.mkdir()
+    marker = tmp_path / "the pickle ran"
+    (planted / cast_kernel._cache._cache_file._index_name).write_bytes(evil_index(marker))
+    if os.getuid() == 0:
+        for path in (planted, *planted.iterdir()):
+            os.chown(path, 65534, 65534)  # another user's
+    else:
+        planted.chmod(0o777)  # any user's
+    result = run_probe(env, tmp_path, f"import tempfile; tempfile.tempdir = {str(temporary)!r}\n")
+    assert not marker.exists()
+    assert result["codes"] == [0x40, 0x63, 0x80]
+    assert result["warnings"].count("CacheWarning") >= 1
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX file owners")
+def test_a_folder_numbacast_creates_is_private(tmp_path):
+    env = private_copy(tmp_path)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "elsewhere")
+    run_probe(env, tmp_path)
+    assert stat.S_IMODE((tmp_path / "elsewhere" / "numbacast").stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX file owners")
+def test_which_folders_are_trusted(tmp_path, monkeypatch):
+    from numbacast.engine import cache
+
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    assert cache.trust_problem(own) is None
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert "every user may write it" in cache.trust_problem(shared)
+    link = tmp_path / "link"
+    link.symlink_to(shared)
+    assert "every user may write it" in cache.trust_problem(link)
+    open_parent = tmp_path / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)
+    (open_parent / "inner").mkdir(mode=0o700)
+    assert "above it may be written by every user" in cache.trust_problem(open_parent / "inner")
+    open_parent.chmod(0o1777)  # sticky, as /tmp
+    assert cache.trust_problem(open_parent / "inner") is None
+    real = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real + 1)
+    assert "belongs to another user" in cache.trust_problem(own)
+    monkeypatch.undo()
+    with pytest.raises(cache.UntrustedFolder):
+        cache.prepare_folder(shared)
+    cache.prepare_folder(tmp_path / "new" / "cache")
+    assert stat.S_IMODE((tmp_path / "new" / "cache").stat().st_mode) == 0o700

@@ -148,10 +148,12 @@ def test_a_failed_write_leaves_no_file(source, tmp_path, capsys, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
 
 
-def test_output_replaces_an_existing_file(source, tmp_path, capsys):
+def test_an_existing_output_is_kept_unless_force(source, tmp_path, capsys):
     out = tmp_path / "y.npy"
     out.write_bytes(b"old")
-    assert run(["cast", str(source), "--to", "int8", "-o", str(out)], capsys)[0] == 0
+    status, _, err = run(["cast", str(source), "--to", "int8", "-o", str(out)], capsys)
+    assert status == 2 and "exists: pass --force" in err and out.read_bytes() == b"old"
+    assert run(["cast", str(source), "--to", "int8", "-o", str(out), "--force"], capsys)[0] == 0
     assert np.load(out).dtype == np.int8 and sorted(os.listdir(tmp_path)) == ["x.npy", "y.npy"]
 
 
@@ -213,3 +215,150 @@ def test_python_dash_m(tmp_path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("numbacast: error: ") and result.stderr.count("\n") == 1
     assert os.listdir(tmp_path) == []
+
+
+# -- Keeping data safe (issue 14) ---------------------------------------------------------------
+
+
+def one_line_error(status, err, *fragments):
+    assert status == 2 and err.startswith("numbacast: error: ") and err.count("\n") == 1, err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+@pytest.mark.parametrize("how", ["same path", "other spelling", "hard link", "symbolic link"])
+@pytest.mark.parametrize("force", [False, True])
+def test_never_writes_over_its_input(source, tmp_path, capsys, monkeypatch, how, force):
+    before = source.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    output = {"same path": str(source), "other spelling": "./sub/../x.npy"}.get(how)
+    (tmp_path / "sub").mkdir()
+    if how == "hard link":
+        os.link(source, tmp_path / "y.npy")
+        output = str(tmp_path / "y.npy")
+    elif how == "symbolic link":
+        os.symlink(source, tmp_path / "y.npy")
+        output = str(tmp_path / "y.npy")
+    status, _, err = run(["cast", str(source), "--to", "float16", "-o", output] + ["--force"] * force, capsys)
+    one_line_error(status, err, "is the input file")
+    assert source.read_bytes() == before
+
+
+def test_output_appears_only_complete_and_stale_temporaries_are_removed(source, tmp_path, capsys):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = cli._host()
+    stale = tmp_path / f"{cli.TEMPORARY_PREFIX}{host}-{dead.stdout.strip()}-abc123.tmp"
+    alive = tmp_path / f"{cli.TEMPORARY_PREFIX}{host}-{os.getppid()}-abc123.tmp"
+    elsewhere = tmp_path / f"{cli.TEMPORARY_PREFIX}otherhost-{dead.stdout.strip()}-abc123.tmp"
+    for path in (stale, alive, elsewhere):
+        path.write_bytes(b"partial")
+    assert run(["cast", str(source), "--to", "int8", "-o", str(tmp_path / "y.npy")], capsys)[0] == 0
+    assert sorted(os.listdir(tmp_path)) == sorted([alive.name, elsewhere.name, "x.npy", "y.npy"])
+
+
+def npy_bytes(shape, data, descr="<f4"):
+    import io
+
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": descr, "fortran_order": False, "shape": shape})
+    return f.getvalue() + data
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("empty.npy", b"", "the file is empty"),
+        ("empty.pb", b"", "the file is empty"),
+        ("text.npy", b"hello, world\n", "not a valid .npy file"),
+        ("short.npy", npy_bytes((3,), b"\0" * 8), "not a valid .npy file"),
+        ("long.npy", npy_bytes((1,), b"\0" * 8), "the header describes 4 bytes of data"),
+        ("negative.npy", npy_bytes((2, -1), b"\0" * 8), "negative dimensions"),
+        ("huge.npy", npy_bytes((2**62, 2**62), b""), "not a valid .npy file"),
+        ("header.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': <f4 }\n", "not a valid .npy file"),
+        ("pickle.npy", npy_bytes((2,), b"\0" * 16, descr="|O"), "not a valid .npy file"),
+        ("zip.npy", b"PK\x03\x04" + b"\0" * 30, "not a valid .npy file"),
+        ("undefined.pb", onnx.TensorProto(dims=[1]).SerializeToString(), "not a valid ONNX tensor"),
+    ],
+)
+def test_malformed_inputs_are_one_line_naming_the_file(tmp_path, capsys, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    status, _, err = run(["cast", str(path), "--to", "float", "-o", str(tmp_path / "out.npy")], capsys)
+    one_line_error(status, err, str(path), message)
+    assert sorted(os.listdir(tmp_path)) == [name]
+
+
+def pb_file(path, tensor):
+    path.write_bytes(tensor.SerializeToString())
+    return path
+
+
+def test_negative_and_inconsistent_dims_in_a_pb_are_refused(tmp_path, capsys):
+    tensor = onnx.helper.make_tensor("t", onnx.TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    tensor.dims[:] = [2, -1]
+    status, _, err = run(["cast", str(pb_file(tmp_path / "neg.pb", tensor)), "--to", "int8", "-o", "x.npy"], capsys)
+    one_line_error(status, err, "neg.pb", "dims [2, -1]", "cannot be negative")
+    tensor.dims[:] = [5]
+    status, _, err = run(["cast", str(pb_file(tmp_path / "bad.pb", tensor)), "--to", "int8", "-o", "x.npy"], capsys)
+    one_line_error(status, err, "bad.pb", "needs 5 entries of float_data, not 4")
+
+
+def external_tensor(location, values=(1.5, -2.0, 3.0)):
+    tensor = onnx.TensorProto(name="e", data_type=onnx.TensorProto.FLOAT, dims=[len(values)])
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=location)
+    return tensor
+
+
+def test_external_data_needs_the_flag_and_stays_in_the_input_folder(tmp_path, capsys, monkeypatch):
+    values = np.array([1.5, -2.0, 3.0], np.float32)
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "weights.bin").write_bytes(values.tobytes())
+    (tmp_path / "weights.bin").write_bytes(np.zeros(3, np.float32).tobytes())  # in the current folder
+    monkeypatch.chdir(tmp_path)
+    source = pb_file(models / "t.pb", external_tensor("weights.bin"))
+    out = tmp_path / "y.npy"
+    status, _, err = run(["cast", str(source), "--to", "float16", "-o", str(out)], capsys)
+    one_line_error(status, err, "t.pb", "--external-data")
+    assert run(["cast", str(source), "--to", "float16", "-o", str(out), "--external-data"], capsys)[0] == 0
+    assert np.load(out).tolist() == values.tolist()  # from the input's folder, not the current one
+
+
+@pytest.mark.parametrize("location", ["../weights.bin", "{tmp}/weights.bin", "sub/weights.bin", "link.bin", ".."])
+def test_external_data_cannot_leave_the_input_folder(tmp_path, capsys, location):
+    models = tmp_path / "models"
+    (models / "sub").mkdir(parents=True)
+    for path in (tmp_path / "weights.bin", models / "sub" / "weights.bin"):
+        path.write_bytes(np.ones(3, np.float32).tobytes())
+    os.symlink(tmp_path / "weights.bin", models / "link.bin")
+    source = pb_file(models / "t.pb", external_tensor(location.format(tmp=tmp_path)))
+    status, _, err = run(
+        ["cast", str(source), "--to", "float16", "-o", str(tmp_path / "y.npy"), "--external-data"], capsys
+    )
+    one_line_error(status, err, "t.pb")
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_external_data_past_the_end_of_its_file_is_refused(tmp_path, capsys):
+    (tmp_path / "w.bin").write_bytes(b"\0" * 8)
+    tensor = external_tensor("w.bin")
+    tensor.external_data.add(key="length", value="12")
+    source = pb_file(tmp_path / "t.pb", tensor)
+    status, _, err = run(
+        ["cast", str(source), "--to", "int8", "-o", str(tmp_path / "y.npy"), "--external-data"], capsys
+    )
+    one_line_error(status, err, "runs past the end")
+
+
+@pytest.mark.parametrize("kind", [".npy", ".pb"])
+def test_a_0d_tensor_stays_0d(tmp_path, capsys, kind):
+    """Found by the fuzz suite: ascontiguousarray made 0-d results 1-d in .npy outputs."""
+    source = tmp_path / f"x{kind}"
+    if kind == ".npy":
+        np.save(source, np.float32(2.5))
+    else:
+        source.write_bytes(numpy_helper.from_array(np.array(2.5, np.float32), "s").SerializeToString())
+    assert run(["cast", str(source), "--to", "float16", "-o", str(tmp_path / "y.npy")], capsys)[0] == 0
+    result = np.load(tmp_path / "y.npy")
+    assert result.shape == () and result == 2.5

@@ -11,16 +11,29 @@
 
 Errors are one line on stderr and exit status 2.  OUT is written to a
 temporary file in its folder and renamed when complete, so a failed run
-leaves no partial file.  Inputs of 100 MB or more are cast in chunks, with a
-progress bar on stderr.
+leaves no partial file; the temporary file is named
+``.numbacast-partial-<host>-<pid>-<random>.tmp``, and one left behind by a
+killed run is removed by the next run writing into that folder.  OUT is never
+IN (nor a link to it), and an existing OUT is kept unless ``--force``.  Inputs
+of 100 MB or more are cast in chunks, with a progress bar on stderr.
+
+Input files are checked before they are cast: an empty, cut short or
+malformed file is an error naming it, as are negative dimensions or dims that
+do not match the data.  A TensorProto whose data is in an external file is
+refused unless ``--external-data`` is given; then that file is read only from
+IN's own folder, named by a bare file name (no ``..``, no absolute path, not
+a link).
 """
 
 import argparse
 import importlib
 import importlib.util
 import os
+import re
+import socket
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -80,6 +93,12 @@ def build_parser():
         help=f"the opset whose Cast version applies (default {versions.LATEST_OPSET})",
     )
     cast.add_argument("-o", "--output", required=True, metavar="OUT", help="a .npy or .pb file")
+    cast.add_argument("--force", action="store_true", help="replace OUT if it exists (never IN itself)")
+    cast.add_argument(
+        "--external-data",
+        action="store_true",
+        help="read the external data of a .pb TensorProto, from a file in IN's folder only",
+    )
     commands.add_parser("types", help="print the types each Cast and CastLike version takes")
     commands.add_parser("bench", help="time numbacast (from a checkout of the repository)", add_help=False)
     return parser
@@ -172,16 +191,56 @@ def cast_file(args):
     spec = versions.in_force("Cast", args.opset)
     target = parse_type(args.to)
     to = target if spec.version < versions.TO_AS_ID_SINCE else versions.TYPE_IDS[target]
-    array, name = read_npy(args.input) if source_kind == ".npy" else read_pb(args.input)
+    check_output(args.input, args.output, args.force)
+    if source_kind == ".npy":
+        array, name = read_npy(args.input)
+    else:
+        array, name = read_pb(args.input, external_data=args.external_data)
     job = operators.caster(spec, operators.type_name(array.dtype), spec.target(to), args.saturate, args.round_mode)
     result = cast_array(job, array, f"{args.input} -> {target}")
-    write_atomically(args.output, lambda f: (write_npy if target_kind == ".npy" else write_pb)(f, result, name))
+    write = write_npy if target_kind == ".npy" else write_pb
+    write_atomically(args.output, lambda f: write(f, result, name), replace=args.force)
     return 0
 
 
+def check_output(source, output, force):
+    """CommandError if writing ``output`` would overwrite ``source`` (the same
+    path, or a link to the same file) or, without ``force``, an existing file."""
+    try:
+        same = os.path.samefile(source, output)
+    except OSError:  # one of them does not exist (or cannot be looked at)
+        same = False
+    if same or os.path.abspath(source) == os.path.abspath(output):
+        raise CommandError(f"{output} is the input file {source}: write the result to another file")
+    if os.path.lexists(output) and not force:
+        raise CommandError(f"{output} exists: pass --force to replace it")
+
+
+def _bad_file(path, what, error=None):
+    detail = f" ({type(error).__name__}: {error})" if error is not None and str(error) else ""
+    return CommandError(f"{path}: {what}{detail}")
+
+
 def read_npy(path):
-    """(array, name) of a .npy file, memory-mapped."""
-    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    """(array, name) of a .npy file, memory-mapped; CommandError naming the
+    file when it is empty, cut short or not a .npy file."""
+    with open(path, "rb") as f:  # OSError (missing, unreadable) as it is: it names the file
+        size = os.fstat(f.fileno()).st_size
+    if size == 0:
+        raise CommandError(f"{path}: the file is empty, not a .npy file")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy's overflow warnings on absurd shapes: the error follows
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as error:  # whatever NumPy raises for a malformed file
+        raise _bad_file(path, "not a valid .npy file", error) from None
+    if not isinstance(array, np.ndarray):
+        raise CommandError(f"{path}: not a .npy file holding one array ({type(array).__name__})")
+    if isinstance(array, np.memmap) and array.offset + array.nbytes != size:
+        raise CommandError(
+            f"{path}: the header describes {array.nbytes} bytes of data (shape {array.shape}, dtype {array.dtype}) "
+            f"but the file holds {size - array.offset}"
+        )
     if array.dtype.kind == "V":
         raise ValueError(
             f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
@@ -190,18 +249,35 @@ def read_npy(path):
     return array, ""
 
 
-def read_pb(path):
-    """(array, name) of a file holding one serialized ONNX TensorProto."""
+def read_pb(path, external_data=False):
+    """(array, name) of a file holding one serialized ONNX TensorProto; CommandError
+    naming the file when it is empty, malformed or inconsistent.  Its external
+    data, if any, is read only when ``external_data`` is True, and only from
+    the file's own folder (:func:`numbacast.onnx.tensors.load_external_data`)."""
     from ..onnx import tensors as numbacast_onnx
 
     tensor = numbacast_onnx.onnx.TensorProto()
     with open(path, "rb") as f:
         data = f.read()
+    if not data:
+        raise CommandError(f"{path}: the file is empty, not a serialized ONNX TensorProto")
     try:
         tensor.ParseFromString(data)
     except Exception as error:  # protobuf's DecodeError
         raise ValueError(f"{path} is not a serialized ONNX TensorProto ({error})") from None
-    return numbacast_onnx.tensor_to_array(tensor), tensor.name
+    try:
+        if tensor.data_location == numbacast_onnx.onnx.TensorProto.EXTERNAL:
+            if not external_data:
+                raise CommandError(
+                    f"{path}: the tensor keeps its data in an external file; pass --external-data to read it "
+                    "(from this file's folder only)"
+                )
+            numbacast_onnx.load_external_data(tensor, os.path.dirname(os.path.abspath(path)))
+        return numbacast_onnx.tensor_to_array(tensor), tensor.name
+    except CommandError:
+        raise
+    except Exception as error:  # ValueError, TypeError, or whatever onnx raises for a malformed tensor
+        raise _bad_file(path, "not a valid ONNX tensor", error) from None
 
 
 def cast_array(job, array, label, stream=None):
@@ -241,21 +317,79 @@ class ProgressBar:
         self.stream.flush()
 
 
-def write_atomically(path, write):
+#: The temporary files of :func:`write_atomically`: ``.numbacast-partial-<host>-<pid>-<random>.tmp``.
+TEMPORARY_PREFIX = ".numbacast-partial-"
+_TEMPORARY = re.compile(re.escape(TEMPORARY_PREFIX) + r"(?P<host>.*)-(?P<pid>\d+)-[^-]+\.tmp\Z")
+
+
+def _host():
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
+
+
+def remove_stale_temporaries(folder):
+    """Remove the temporary files of :func:`write_atomically` in ``folder`` that
+    were left by a run on this host that no longer runs (best effort)."""
+    host = _host()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMPORARY.match(name)
+        if match is None or match["host"] != host or int(match["pid"]) == os.getpid():
+            continue
+        try:
+            os.kill(int(match["pid"]), 0)
+            continue  # still running (or another user's process)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def write_atomically(path, write, replace=True):
     """Call ``write(file)`` on a temporary file next to ``path``, then rename it
-    to ``path``; on any failure remove the temporary file and re-raise."""
+    to ``path``; on any failure remove the temporary file and re-raise.  With
+    ``replace`` False an existing ``path`` is kept: CommandError."""
     folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".numbacast-", suffix=".tmp")
+    remove_stale_temporaries(folder)
+    prefix = f"{TEMPORARY_PREFIX}{_host()}-{os.getpid()}-"
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as f:
             write(f)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            _rename_no_replace(temporary, path)
     except BaseException:
-        os.unlink(temporary)
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
         raise
+
+
+def _rename_no_replace(temporary, path):
+    """Rename ``temporary`` to ``path`` unless ``path`` exists (CommandError),
+    atomically where the file system has hard links."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise CommandError(f"{path} exists: pass --force to replace it") from None
+    except OSError:  # no hard links here: check, then rename
+        if os.path.lexists(path):
+            raise CommandError(f"{path} exists: pass --force to replace it") from None
+        os.replace(temporary, path)
+        return
+    os.unlink(temporary)
 
 
 def npy_descr(dtype):
@@ -272,7 +406,7 @@ def npy_descr(dtype):
 
 def write_npy(f, array, name=""):
     """Write ``array`` to the binary file ``f`` in the .npy format."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray, which makes a 0-d array 1-d
     header = {"descr": npy_descr(array.dtype), "fortran_order": False, "shape": array.shape}
     np.lib.format.write_array_header_2_0(f, header)
     f.write(array.reshape(-1).view(np.uint8).data)

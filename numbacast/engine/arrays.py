@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ..formats.registry import DOUBLE, FLOAT, INT64, resolve
-from .checks import check_out
+from .checks import check_out, refuse_masked
 from .conversion import Conversion, kernel_dtype
 from .kernels import NO_TABLE, launch
 
@@ -24,7 +24,9 @@ TABLE_MAX_ITEMSIZE = 2
 
 def cast_numbers(array, target, saturate=True, round_mode="up", out=None):
     """``array`` (a NumPy array of a numeric type) cast to the numeric type
-    ``target`` with checked options, into ``out`` (checked here) or a new array."""
+    ``target`` with checked options, into ``out`` (checked here) or a new array.
+    Masked arrays are refused: Dask chunks come here, not through ``cast``."""
+    refuse_masked(array, "numbacast's cast of a Dask chunk")
     array = np.asarray(array)
     conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
     if out is not None:
@@ -34,19 +36,25 @@ def cast_numbers(array, target, saturate=True, round_mode="up", out=None):
 
 def run(conversion, array, out=None):
     """Apply ``conversion`` to every element of ``array``, into ``out`` (checked
-    by :func:`~numbacast.engine.checks.check_out`) or a new array; return that array."""
+    by :func:`~numbacast.engine.checks.check_out`) or a new array; return that array.
+
+    An ``out`` of an ndarray subclass (``numpy.matrix``, ``numpy.memmap``) is
+    written through a plain ndarray view of its memory and returned itself."""
+    array = np.asarray(array)
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
-    if out is not None and (not out.flags.c_contiguous or np.may_share_memory(out, array)):
-        out[...] = run(conversion, array)
-        return out
     if out is None:
-        out = np.empty(array.shape, conversion.target.storage)
+        result = out = np.empty(array.shape, conversion.target.storage)
+    else:
+        result, out = out, out.view(np.ndarray)
+    if not out.flags.c_contiguous or np.may_share_memory(out, array):
+        out[...] = run(conversion, array)
+        return result
     src = np.ascontiguousarray(array).reshape(-1)
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     src, step, lookup = kernel_arguments(conversion, src)
     launch(src, dst, step, lookup)
-    return out
+    return result
 
 
 def kernel_arguments(conversion, src):

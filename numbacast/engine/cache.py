@@ -1,15 +1,26 @@
-"""Where numbacast's compiled kernels are cached on disk.
+"""Where numbacast's compiled kernels are cached on disk, and which folders it trusts.
 
 Kernels are compiled on first use and saved so that later processes load
-them instead of compiling.  The cache directory is the first writable one of:
+them instead of compiling.  The cache directory is the first usable one of:
 
 1. ``$NUMBA_CACHE_DIR/numbacast`` when ``NUMBA_CACHE_DIR`` is set;
 2. the ``__pycache__`` folder inside the installed package;
 3. ``$XDG_CACHE_HOME/numbacast`` (default ``~/.cache/numbacast``);
 4. ``numbacast-cache-<user>`` in the system temporary directory.
 
-When none is writable numbacast warns once (:class:`CacheWarning`) and compiles
-in memory for the life of the process.
+A folder is *usable* when numbacast can write it and trusts it.  The cache
+holds machine code that numbacast runs, so (on POSIX systems) a folder is
+trusted only if it belongs to the user running numbacast, neither other users
+nor a group with other members may write it, and no folder above it may be
+written by every user without the sticky bit.  A folder numbacast creates
+is created with mode 0700.  A folder that numbacast could write but does not
+trust is skipped with a :class:`CacheWarning` naming it; a folder it cannot
+write is skipped silently.  When no folder is usable numbacast warns once and
+compiles in memory for the life of the process.
+
+Every cache file is sealed with a checksum and verified before it is loaded
+(:mod:`numbacast.engine.cache_files`); a damaged file is a miss, reported once
+and rewritten.
 
 A cached kernel is reused only while the code it is compiled from is
 unchanged: the cache is keyed on a digest of every source file of the layers
@@ -21,19 +32,24 @@ editing them never throws compiled kernels away.
 
 Cache file names carry the kernel's module path inside the package and its
 line (``parsing.read_kernel-text.parsing-612.py311.nbi``), so two kernels never
-share a file.
+share a file.  The serial twin of a parallel kernel (:func:`serial_version`,
+used in processes forked after a parallel cast) has ``_serial`` after the
+kernel's name.
 """
 
 import functools
 import getpass
 import hashlib
 import os
+import stat
 import tempfile
 import warnings
 from pathlib import Path
 
 from numba import config, njit
-from numba.core import caching
+from numba.core import caching, sigutils
+
+from .cache_files import VerifiedIndexDataCacheFile, warn_damaged
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -84,13 +100,97 @@ def candidate_dirs():
     yield Path(tempfile.gettempdir()) / f"numbacast-cache-{user}"
 
 
+class UntrustedFolder(Exception):
+    """A cache folder numbacast could write but does not trust; the message says why."""
+
+
+def _private_group(gid):
+    """Whether the group ``gid`` is the user's own private group (named after
+    the user, with no other member), so that its write permission lets no one
+    else in."""
+    try:
+        import grp
+
+        group = grp.getgrgid(gid)
+        user = getpass.getuser()
+    except (ImportError, KeyError, OSError):
+        return False
+    return gid == os.getgid() and group.gr_name == user and set(group.gr_mem) <= {user}
+
+
+def trust_problem(path):
+    """Why the existing folder ``path`` is not to be trusted with compiled code,
+    or None when it is (always None where there are no user ids, e.g. Windows)."""
+    if not hasattr(os, "getuid"):
+        return None
+    uid = os.getuid()
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        if st.st_uid != uid:
+            return f"it is a link that belongs to another user (uid {st.st_uid})"
+        st = os.stat(path)
+    if st.st_uid != uid:
+        return f"it belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o002:
+        return "every user may write it"
+    if st.st_mode & 0o020 and not _private_group(st.st_gid):
+        return f"the users of group {st.st_gid} may write it"
+    for parent in Path(os.path.abspath(path)).parents:
+        pst = os.stat(parent)
+        if pst.st_mode & 0o002 and not pst.st_mode & stat.S_ISVTX:
+            return f"the folder {parent} above it may be written by every user (and has no sticky bit)"
+    return None
+
+
+def prepare_folder(path):
+    """Make ``path`` ready to hold the cache: create it (mode 0700) if missing,
+    check that it is trusted and writable.  OSError when it cannot be written,
+    :class:`UntrustedFolder` when numbacast does not trust it."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass  # created by another process meanwhile: checked below like any existing folder
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a folder")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(f"{path} is not writable")
+    problem = trust_problem(path)
+    if problem is not None:
+        raise UntrustedFolder(f"{path}: {problem}")
+    tempfile.TemporaryFile(dir=path).close()
+
+
+#: The folders refused so far in this process (each is reported once).
+_REFUSED: set = set()
+
+
+def _refuse(error):
+    message = str(error)
+    if message in _REFUSED:
+        return
+    _REFUSED.add(message)
+    warnings.warn(
+        f"numbacast does not keep compiled kernels in {message}. The cache holds code that numbacast runs, so it "
+        "uses only folders that belong to you and that no one else may write; it tries the next location",
+        CacheWarning,
+        stacklevel=3,
+    )
+
+
 class PackageCacheLocator(caching._CacheLocator):
-    """Numba cache locator for the functions defined in this package."""
+    """Numba cache locator for the functions defined in this package: the first
+    usable folder of :func:`candidate_dirs`."""
 
     def __init__(self, py_func, path, module_path):
         self._lineno = py_func.__code__.co_firstlineno
         self._module_path = module_path
         self._path = str(path)
+
+    def ensure_cache_path(self):
+        prepare_folder(self._path)
 
     def get_cache_path(self):
         return self._path
@@ -111,6 +211,9 @@ class PackageCacheLocator(caching._CacheLocator):
             locator = cls(py_func, path, module_path)
             try:
                 locator.ensure_cache_path()
+            except UntrustedFolder as error:
+                _refuse(error)
+                continue
             except OSError:
                 continue
             return locator
@@ -122,20 +225,111 @@ if PackageCacheLocator not in _LOCATORS:
     _LOCATORS.insert(0, PackageCacheLocator)
 
 
+class _PackageCacheImpl(caching.CompileResultCacheImpl):
+    """Numba's cache of compile results, for this package's folders only: no
+    fallback to Numba's own locations, which numbacast has not checked."""
+
+    _locator_classes = [PackageCacheLocator]  # type: ignore[list-item]
+
+
+class _SerialCacheImpl(_PackageCacheImpl):
+    """The cache of a serial twin: its own files, beside the parallel kernel's."""
+
+    def get_filename_base(self, fullname, abiflags):
+        return super().get_filename_base(fullname + "_serial", abiflags)
+
+
+class VerifiedFunctionCache(caching.FunctionCache):
+    """Numba's function cache over verified files
+    (:class:`~numbacast.engine.cache_files.VerifiedIndexDataCacheFile`): a
+    damaged entry is a miss, reported once, and a failure to save is a warning."""
+
+    _impl_class = _PackageCacheImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = VerifiedIndexDataCacheFile(
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+            damaged=lambda path, reason: warn_damaged(path, reason, CacheWarning),
+        )
+
+    def load_overload(self, sig, target_context):
+        target_context.refresh()
+        if not self._enabled:
+            return None
+        key = self._index_key(sig, target_context.codegen())
+        data = self._cache_file.load(key)
+        if data is None:
+            return None
+        try:
+            cres = self._impl.rebuild(target_context, data)
+        except Exception as error:  # checksummed data that still does not load: compile again
+            warn_damaged(self._cache_path, f"an entry does not load ({type(error).__name__}: {error})", CacheWarning)
+            return None
+        args, _ = sigutils.normalize_signature(sig)
+        if tuple(cres.signature.args) != tuple(args):
+            warn_damaged(self._cache_path, f"an entry for {args} holds {cres.signature.args}", CacheWarning)
+            return None
+        return cres
+
+    def save_overload(self, sig, data):
+        try:
+            self._save_overload(sig, data)
+        except (OSError, UntrustedFolder) as error:
+            message = f"numbacast cannot save a compiled kernel to {self._cache_path} ({error})"
+            if message not in _REFUSED:
+                _REFUSED.add(message)
+                warnings.warn(message + "; it is kept in memory", CacheWarning, stacklevel=2)
+
+
+class SerialFunctionCache(VerifiedFunctionCache):
+    _impl_class = _SerialCacheImpl
+
+
+def _with_disk_cache(dispatcher, cache_class):
+    """``dispatcher`` caching its compiled code in ``cache_class``, or in memory
+    only (and a :class:`CacheWarning`) when no cache folder is usable."""
+    try:
+        dispatcher._cache = cache_class(dispatcher.py_func)
+    except RuntimeError as error:
+        warnings.warn(
+            f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
+            "a folder of yours that no one else may write, to keep them between processes",
+            CacheWarning,
+            stacklevel=3,
+        )
+    return dispatcher
+
+
+#: The options of each parallel kernel made by :func:`cached_njit`, and its serial twin once made.
+_PARALLEL_OPTIONS: dict = {}
+_SERIAL_TWINS: dict = {}
+
+
 def cached_njit(**options):
-    """``numba.njit(cache=True, **options)``, or without the disk cache (and a
-    :class:`CacheWarning`) when no cache directory is writable."""
+    """``numba.njit(**options)`` with numbacast's verified disk cache, or without
+    a disk cache (and a :class:`CacheWarning`) when no cache folder is usable."""
 
     def decorate(function):
-        try:
-            return njit(cache=True, **options)(function)
-        except RuntimeError as error:
-            warnings.warn(
-                f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
-                "a writable directory to keep them between processes",
-                CacheWarning,
-                stacklevel=2,
-            )
-            return njit(**options)(function)
+        dispatcher = _with_disk_cache(njit(**options)(function), VerifiedFunctionCache)
+        if options.get("parallel"):
+            _PARALLEL_OPTIONS[dispatcher] = options
+        return dispatcher
 
     return decorate
+
+
+def serial_version(dispatcher):
+    """The serial twin of a parallel kernel made by :func:`cached_njit`: the
+    same function compiled without ``parallel`` (``prange`` is ``range``),
+    cached in its own files; the dispatcher itself for any other."""
+    options = _PARALLEL_OPTIONS.get(dispatcher)
+    if options is None:
+        return dispatcher
+    twin = _SERIAL_TWINS.get(dispatcher)
+    if twin is None:
+        serial = {name: value for name, value in options.items() if name != "parallel"}
+        twin = _SERIAL_TWINS[dispatcher] = _with_disk_cache(njit(**serial)(dispatcher.py_func), SerialFunctionCache)
+    return twin

@@ -35,14 +35,40 @@ def check_round_mode(round_mode):
 
 def check_out(out, shape, target):
     """TypeError/ValueError unless ``out`` can receive a cast of this shape to ``target``."""
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+    check_out_type(out)
     if out.dtype != target.storage:
         raise TypeError(f"out has dtype {out.dtype}; a cast to {target.onnx_name} needs dtype {target.storage}")
     if out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; the input has shape {shape}")
     if not out.flags.writeable:
         raise ValueError("out is read-only")
+
+
+def check_out_type(out):
+    """TypeError unless ``out`` is a NumPy array (of any subclass but a masked array)."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+    if is_masked_array(out):
+        raise TypeError(
+            "out cannot be a masked array: a cast writes values, not masks. A cast of a masked array "
+            "returns a masked array with its mask; assign it with out[...] = numbacast.cast(x, to)"
+        )
+
+
+def is_masked_array(x):
+    """True when ``x`` is a ``numpy.ma.MaskedArray``; never imports ``numpy.ma``
+    (if it is not imported, ``x`` cannot be one)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(x, ma.MaskedArray)
+
+
+def refuse_masked(x, what):
+    """TypeError if ``x`` is a masked array: ``what`` would drop its mask."""
+    if is_masked_array(x):
+        raise TypeError(
+            f"{what} does not take masked arrays: it cannot keep the mask. Pass x.filled(value) or x.data "
+            "(numbacast.cast itself keeps the mask of a masked array)"
+        )
 
 
 def is_dask_array(x):

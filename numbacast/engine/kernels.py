@@ -18,16 +18,28 @@ From Python, call :func:`launch` (or any parallel kernel through
 :func:`take_turns`): one parallel kernel runs at a time per process.
 Numba's ``workqueue`` threading layer aborts the process when two threads
 start parallel work at once, and every layer would oversubscribe the cores.
+
+After ``fork``: GNU OpenMP (Numba's ``omp`` threading layer) ends a child
+process that starts a parallel region when its parent had run one.  So a
+child forked after a parallel kernel ran under that layer runs the *serial
+twin* of each parallel kernel (:func:`~numbacast.engine.cache.serial_version`:
+the same code compiled without ``parallel``), on its calling thread; the first
+use of a twin loads it from the disk cache (or compiles it, once per machine).
+The ``workqueue`` and ``tbb`` layers, and children made by ``spawn`` or
+``forkserver``, keep their thread pools.
 """
 
+import os
 import threading
 
+import numba
 import numpy as np
 from numba import prange, typeof, types
 from numba.extending import overload
 
-from .cache import cached_njit
-from .conversion import ConversionType, convert
+from .cache import cached_njit, serial_version
+from .conversion import Conversion, ConversionType, convert
+from .interrupts import interrupts_deferred
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
 PARALLEL_MIN = 1 << 15
@@ -62,47 +74,112 @@ def cast_kernel(src, dst, conversion, table):
 
 _PARALLEL_LAUNCH = threading.Lock()
 
-#: Compiled entry points of :func:`cast_kernel` by :func:`_signature_key`:
-#: calling one skips the dispatcher's type matching (most of a small call's cost).
+#: Compiled entry points of :func:`cast_kernel` (and of its serial twin) by
+#: :func:`_signature_key`: calling one skips the dispatcher's type matching
+#: (most of a small call's cost).
 _ENTRY_POINTS: dict = {}
+
+#: The threading layers whose thread pool does not survive ``fork``: GNU OpenMP
+#: ends a child that starts a parallel region after its parent ran one.
+FORK_UNSAFE_LAYERS = frozenset({"omp"})
+
+
+class _ProcessState:
+    #: A parallel kernel has run in this process (or in the parent it was forked from).
+    ran_parallel = False
+    #: Parallel kernels must not start Numba's thread pool in this process: it
+    #: was forked after a parallel kernel ran under a fork-unsafe threading layer.
+    serial_only = False
+
+
+def _after_fork_in_child():
+    """In a child made by ``fork``: a fresh launch lock (the parent's may have
+    been held by another thread at the fork), and serial kernels only when the
+    parent's thread pool cannot be used here."""
+    global _PARALLEL_LAUNCH
+    _PARALLEL_LAUNCH = threading.Lock()
+    if _ProcessState.ran_parallel and not _ProcessState.serial_only:
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no thread pool was started
+            return
+        _ProcessState.serial_only = layer in FORK_UNSAFE_LAYERS
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _array_key(a):
+    """What Numba's type of the array ``a`` depends on: dtype, dimensions,
+    layout (as ``numba.typeof`` decides it), writeable and aligned."""
+    flags = a.flags
+    layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+    return (a.dtype, a.ndim, layout, flags.writeable, flags.aligned)
 
 
 def _signature_key(src, dst, conversion, table):
-    """What selects a compiled :func:`cast_kernel` for these (1-D, C-contiguous) arguments."""
-    return (
-        conversion,
-        src.dtype,
-        src.flags.writeable,
-        src.flags.aligned,
-        dst.dtype,
-        dst.flags.aligned,
-        table.dtype,
-        table.flags.writeable,
-    )
+    """What selects a compiled :func:`cast_kernel` for these arguments: the
+    conversion (its types and options) and everything Numba's type of each
+    array depends on."""
+    return (conversion, _array_key(src), _array_key(dst), _array_key(table))
 
 
-def _entry_point(src, dst, conversion, table):
-    key = _signature_key(src, dst, conversion, table)
+def _entry_point(kernel, src, dst, conversion, table):
+    key = (kernel, *_signature_key(src, dst, conversion, table))
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
         signature = tuple(typeof(arg) for arg in (src, dst, conversion, table))
-        cast_kernel.compile(signature)  # or load it from the disk cache
-        entry = _ENTRY_POINTS[key] = cast_kernel.overloads[signature].entry_point
+        with interrupts_deferred():
+            kernel.compile(signature)  # or load it from the disk cache
+        entry = _ENTRY_POINTS[key] = kernel.overloads[signature].entry_point
     return entry
+
+
+#: Keys (:func:`_arguments_key`) of the calls through :func:`take_turns` made so far.
+_SEEN_CALLS: set = set()
+
+
+def _arguments_key(kernel, args):
+    key = [kernel]
+    for a in args:
+        if isinstance(a, np.ndarray):
+            key.append(_array_key(a))
+        elif isinstance(a, tuple):
+            key.append(tuple(type(e) for e in a))
+        else:
+            key.append(a if a is None or isinstance(a, Conversion) else type(a))
+    return tuple(key)
 
 
 def take_turns(kernel, *args):
     """``kernel(*args)`` for a parallel kernel called from Python in any
-    thread: one such call runs at a time in the process."""
+    thread: one such call runs at a time in the process.  In a process forked
+    after a parallel kernel ran under a fork-unsafe threading layer, the
+    kernel's serial twin runs instead.  A Ctrl-C during the first call's
+    compilation raises KeyboardInterrupt once the compilation is done."""
+    if _ProcessState.serial_only:
+        kernel = serial_version(kernel)
+    key = _arguments_key(kernel, args)
+    if key not in _SEEN_CALLS:
+        with interrupts_deferred():
+            kernel.compile(tuple(typeof(a) for a in args))
+        _SEEN_CALLS.add(key)
+    _ProcessState.ran_parallel = True
     with _PARALLEL_LAUNCH:
         return kernel(*args)
 
 
 def launch(src, dst, conversion, table):
-    """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays:
-    parallel runs take turns, serial ones (small arrays) do not wait."""
-    kernel = _entry_point(src, dst, conversion, table)
+    """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays
+    of the same size: parallel runs take turns, serial ones (small arrays) do not wait."""
+    if src.ndim != 1 or dst.ndim != 1 or src.size != dst.size or not src.flags.c_contiguous & dst.flags.c_contiguous:
+        raise ValueError(f"launch() takes 1-D C-contiguous arrays of one size, not {src.shape} and {dst.shape}")
     if src.size < PARALLEL_MIN:
-        kernel(src, dst, conversion, table)
-    else:
-        take_turns(kernel, src, dst, conversion, table)
+        _entry_point(cast_kernel, src, dst, conversion, table)(src, dst, conversion, table)
+        return
+    kernel = serial_version(cast_kernel) if _ProcessState.serial_only else cast_kernel
+    entry = _entry_point(kernel, src, dst, conversion, table)
+    _ProcessState.ran_parallel = True
+    with _PARALLEL_LAUNCH:
+        entry(src, dst, conversion, table)

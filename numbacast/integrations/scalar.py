@@ -9,7 +9,9 @@ UINT2 -- this module has
   (uint8, or uint16 for FLOAT16 and BFLOAT16).  ``encode_float8e8m0`` also takes
   ``round_mode`` ("up", "down" or "nearest").
 * ``decode_<name>(code)``: the exact value of a storage code, as a float64
-  (int64 for the integer types).  Bits above the type's width are ignored.
+  (int64 for the integer types).  Bits above the type's width are ignored,
+  but a code outside its storage (0 to 255, or to 65535 for FLOAT16 and
+  BFLOAT16) raises ValueError rather than being cut to fit.
 
 They follow the same rules as :func:`numbacast.cast` -- they are the functions
 its kernels are built from -- and work from Python too (compiled on first call)::
@@ -68,7 +70,15 @@ def _e8m0_encoder(target):
 
 def _decoder(source):
     to_value = scalar_converter(Conversion.make(source, DOUBLE if source.is_float else INT64))
-    return _jit(lambda code: to_value(code))
+    top = (1 << (8 * source.storage.itemsize)) - 1
+    message = f"decode_{source.name} takes a storage code from 0 to {top}"
+
+    def decode(code):
+        if code < 0 or code > top:
+            raise ValueError(message)
+        return to_value(code)
+
+    return _jit(decode)
 
 
 def _docstrings(t):

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..api import cast as numbacast_cast
 from ..engine.arrays import run
+from ..engine.checks import refuse_masked
 from ..engine.conversion import Conversion
 from ..formats.registry import resolve
 from . import versions
@@ -118,6 +119,7 @@ def cast(
     version does not have, and the version that brought it.
     """
     spec = versions.in_force("Cast", opset)
+    refuse_masked(x, "numbacast.onnx.cast")
     array = np.asarray(x)
     return caster(spec, type_name(array.dtype), spec.target(to), saturate, round_mode)(array)
 
@@ -135,5 +137,6 @@ def castlike(
     otherwise; ``saturate`` exists from CastLike-19, ``round_mode`` from
     CastLike-24."""
     spec = versions.in_force("CastLike", opset)
+    refuse_masked(x, "numbacast.onnx.castlike")
     array = np.asarray(x)
     return caster(spec, type_name(array.dtype), type_name(np.asarray(like).dtype), saturate, round_mode)(array)

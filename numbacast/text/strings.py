@@ -20,7 +20,7 @@ import functools
 import numpy as np
 
 from ..engine.arrays import run
-from ..engine.checks import check_out
+from ..engine.checks import check_out, check_out_type
 from ..engine.conversion import Conversion
 from ..engine.kernels import take_turns
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
@@ -53,8 +53,7 @@ def cast_text(array, target, saturate, round_mode, out):
 
 def check_text_out(out, texts):
     """TypeError/ValueError unless ``out`` can receive ``texts``."""
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, not {type(out).__name__}")
+    check_out_type(out)
     if out.dtype.kind != "U" or not out.dtype.isnative:
         raise TypeError(f"out has dtype {out.dtype}; a cast to STRING needs a native-order str dtype ('<U')")
     if out.shape != texts.shape:
@@ -177,7 +176,7 @@ def _deliver(result, out):
     """``result``, or ``out`` (already checked) holding a copy of it."""
     if out is None:
         return result
-    out[...] = result
+    out.view(np.ndarray)[...] = result
     return out
 
 
