@@ -11,7 +11,7 @@ source and target, STRING both ways, shapes from 0-d and empty to 8
 dimensions, views (transposed, reversed, stepped, Fortran-ordered,
 byte-swapped, read-only, unaligned), subclasses (``numpy.matrix``, masked
 arrays, ``numpy.memmap``, a plain subclass), every kind of ``out=``, options
-(valid and not), ``packed=True``, texts from the grammar of DECISIONS.md and
+(valid and not), ``packed=True``, texts from the grammar of docs/rules.md (rule-string-grammar) and
 arbitrary text, and ``.npy``/``.pb`` files -- valid, mutated or random bytes
 -- through ``python -m numbacast cast``.
 
@@ -183,7 +183,7 @@ SPACE = st.text(" \t\n\r\v\f", max_size=2)
 
 @st.composite
 def grammar_texts(draw):
-    """A text of the grammar of DECISIONS.md (and near misses)."""
+    """A text of the grammar of docs/rules.md, rule-string-grammar (and near misses)."""
     sign = draw(st.sampled_from(["", "+", "-"]))
     if draw(st.integers(0, 9)) == 0:
         word = draw(st.sampled_from(["inf", "infinity", "nan", "true", "false"]))
