@@ -147,17 +147,29 @@ def _e8m0_store(source, kind):
     real = np.float32 if kind == "f32" else np.float64
     zero, smallest, second = real(0.0), real(2.0**-127), real(2.0**-126)
     nan = np.uint8(FLOAT8E8M0.format.quiet_nan_code)
+    # ml_dtypes 0.6 takes float64 values in [1.5 * 2**128, 2**129), which round to the power of two
+    # past the NaN code, to 2**-127 (code 0); followed wherever the installed ml_dtypes does so.
+    wrap_low, wrap_high = real(1.5 * 2.0**128 if kind == "f64" else np.inf), real(2.0**129 if kind == "f64" else np.inf)
+    wraps = kind == "f64" and _ml_dtypes_e8m0_code(1.75 * 2.0**128) == 0
 
     @_jit
     def store(v):
         code = np.uint8(nearest(v))
         if zero < v < second:
             code = np.uint8(0) if v <= smallest else np.uint8(1)
+        if wraps and wrap_low <= v < wrap_high:
+            code = np.uint8(0)
         if v < zero:
             code = nan
         return code
 
     return store
+
+
+def _ml_dtypes_e8m0_code(value):
+    stored = np.empty(1, FLOAT8E8M0.storage)
+    stored[0] = value
+    return int(stored.view(np.uint8)[0])
 
 
 def _nan_free_store(target, source):

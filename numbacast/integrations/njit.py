@@ -28,7 +28,7 @@ from ..engine.arrays import table, uses_table
 from ..engine.checks import check_packed, check_round_mode, check_saturate
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import NO_TABLE, cast_kernel
-from ..formats.registry import resolve
+from ..formats.registry import FLOAT16, resolve
 from . import elements  # noqa: F401  (registers the element operators and casts)
 from .numba_types import as_dtype
 
@@ -54,6 +54,11 @@ def _checked(check, value):
         raise errors.NumbaValueError(str(error)) from None
 
 
+#: Numba compiles no float16 scalars or arrays for the CPU.
+NO_FLOAT16 = (
+    "{what} in @njit code has no FLOAT16: Numba has no float16 scalars or arrays in CPU code. Cast to FLOAT16 "
+    "in Python, or to 'float' (which holds every float16 value exactly) or 'bfloat16' in @njit code"
+)
 _NUMBERS_ONLY = "numbacast.cast in @njit code casts numbers only; cast to or from STRING in Python"
 
 
@@ -73,6 +78,8 @@ def _target_type(to):
     target = _checked(resolve, to.literal_value)
     if target.is_string:
         raise errors.NumbaValueError(_NUMBERS_ONLY)
+    if target is FLOAT16:
+        raise errors.NumbaTypeError(NO_FLOAT16.format(what="numbacast.cast"))
     return target
 
 
