@@ -338,8 +338,19 @@ def _pyint_reader(element):
     return _jit(lambda k: value(store(k)))
 
 
+def _element_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, Element)
+
+
 def _plan(symbol, a, b, comparison):
     """(read_a, read_b, write) for ``a symbol b``, or None when neither operand is an element."""
+    if _element_array(a) or _element_array(b):
+        array = a if _element_array(a) else b
+        raise errors.NumbaTypeError(
+            f"numbacast: NumPy operators on whole {array.dtype} arrays ({a} {symbol} {b}) are not supported in "
+            f"@njit code. Loop over the elements (out[i] = a[i] {symbol} b[i]), or cast the array first: "
+            f"numbacast.cast(a, 'float') {symbol} ..."
+        )
     element = a if isinstance(a, Element) else b if isinstance(b, Element) else None
     if element is None or not (_scalar(a) and _scalar(b)):
         return None
@@ -438,6 +449,26 @@ for _op, _symbol in _ARITHMETIC.items():
     _binary(_op, _symbol, comparison=False)
 for _op, _symbol in _COMPARISONS.items():
     _binary(_op, _symbol, comparison=True)
+
+
+@functools.cache
+def _comparison(op, element):
+    value = value_of(element)
+    return _jit(lambda a, b: op(value(a), value(b)))
+
+
+def _comparison_lowering(op):
+    """A comparison of two elements of one type for Numba's own lowering code (``max``, ``min``)."""
+
+    def lower(context, builder, signature, args):
+        function = _comparison(op, signature.args[0])
+        return _call(context, builder, function, signature.args, args)[0]
+
+    lower_builtin(op, Element, Element)(lower)
+
+
+for _op in _COMPARISONS:
+    _comparison_lowering(_op)
 
 
 def _refused(op, symbol):

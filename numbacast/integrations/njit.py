@@ -41,6 +41,8 @@ def _literal(value, name):
         return value.value
     if isinstance(value, types.Literal):
         return value.literal_value
+    if isinstance(value, types.NoneType):
+        return None
     raise errors.NumbaTypeError(f"numbacast.cast in @njit code needs {name} as a literal constant, not {value}")
 
 
@@ -119,6 +121,17 @@ def _overlap(a, b):
     return a_low < b_high and b_low < a_high
 
 
+def _table(table):
+    """The table argument of a kernel: ``table``, or a fresh :data:`NO_TABLE` for None."""
+
+
+@overload(_table)
+def _overload_table(table):
+    if isinstance(table, types.NoneType):
+        return lambda table: np.zeros(NO_TABLE.shape, NO_TABLE.dtype)
+    return lambda table: table
+
+
 @overload(cast, prefer_literal=True, jit_options={"nogil": True})
 def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False):
     if not isinstance(x, types.Array) or not isinstance(to, types.Literal):
@@ -133,17 +146,19 @@ def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False
         )
     conversion = Conversion.make(source, target, saturate, round_mode)
     result_dtype, result_codes = target.storage, kernel_dtype(target)
+    # The kernel is called with the argument types of the Python call (a read-only table, a writeable
+    # NO_TABLE), so that both use one compiled kernel, from the disk cache.
     if uses_table(conversion):
         codes, codes_table, step = np.dtype(f"u{source.storage.itemsize}"), table(conversion), None
     else:
-        codes, codes_table, step = kernel_dtype(source), NO_TABLE, conversion
+        codes, codes_table, step = kernel_dtype(source), None, conversion
 
     if out is None or isinstance(out, (types.NoneType, types.Omitted)):
 
         def impl(x, to, saturate=True, round_mode="up", out=None, packed=False):
             result = np.empty(x.shape, result_dtype)
             src = np.ascontiguousarray(x).reshape(-1).view(codes)
-            cast_kernel(src, result.reshape(-1).view(result_codes), step, codes_table)
+            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
             return result
 
         return impl
@@ -155,10 +170,10 @@ def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False
             raise ValueError("out has a different shape from the input")
         src = np.ascontiguousarray(x).reshape(-1).view(codes)
         if direct and not _overlap(src, out):
-            cast_kernel(src, out.reshape(-1).view(result_codes), step, codes_table)
+            cast_kernel(src, out.reshape(-1).view(result_codes), step, _table(codes_table))
         else:
             result = np.empty(x.shape, result_dtype)
-            cast_kernel(src, result.reshape(-1).view(result_codes), step, codes_table)
+            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
             out[...] = result
         return out
 
