@@ -78,7 +78,7 @@ from ..engine.bits import float32_from_bits, float_bits
 from ..engine.conversion import Conversion, scalar_converter, source_stage
 from ..formats import description as formats
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT8E8M0
-from .numba_types import Element, FloatElement, IntElement, code_of, element_of
+from .numba_types import Element, FloatElement, IntElement, code_of, element_of, has_numpy_cast
 
 _jit = functools.partial(njit, nogil=True, error_model="numpy")
 
@@ -236,8 +236,17 @@ def _number_to_element(context, builder, fromty, toty, value):
     return _call(context, builder, storer(toty, kind), (passed,), (value,))[0]
 
 
+def no_cast_message(source, target):
+    return (
+        f"numbacast: NumPy with ml_dtypes has no cast from {source} to {target}, so neither has @njit code; "
+        f"write np.float32(x) (np.int64(x) for the integer types) to store the value"
+    )
+
+
 @lower_cast(Element, Element)
 def _element_to_element(context, builder, fromty, toty, value):
+    if not has_numpy_cast(fromty, toty):
+        raise errors.NumbaTypeError(no_cast_message(fromty, toty))
     return _call(context, builder, converter(fromty, toty), (fromty,), (value,))[0]
 
 
@@ -487,6 +496,17 @@ def _refused(op, symbol):
 
 for _op, _symbol in _REFUSED.items():
     _refused(_op, _symbol)
+
+
+@overload(operator.setitem)
+def _setitem(array, index, value):
+    if (
+        isinstance(array, types.Array)
+        and isinstance(array.dtype, Element)
+        and isinstance(value, Element)
+        and not has_numpy_cast(value, array.dtype)
+    ):
+        raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
 
 
 @overload(operator.invert)

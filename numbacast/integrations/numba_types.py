@@ -73,6 +73,8 @@ class Element(types.Number):
     def can_convert_from(self, typingctx, other):
         # Storing a number into an element rounds it (``a[i] = 1.5``): allowed, never implicit elsewhere,
         # since no Numba function signature has an Element argument.
+        if isinstance(other, Element) and not has_numpy_cast(other, self):
+            return None
         if isinstance(other, (types.Float, types.Integer, types.Boolean, Element)):
             return Conversion.unsafe
         return None
@@ -85,6 +87,12 @@ class Element(types.Number):
             except (TypeError, errors.NumbaNotImplementedError):
                 return None
         return None
+
+
+def has_numpy_cast(source, target):
+    """Whether NumPy with ml_dtypes casts elements of ``source`` to ``target`` (it has no cast
+    between some pairs, such as INT4 and UINT2, or FLOAT8E8M0 and most types)."""
+    return bool(np.can_cast(source.numpy_dtype, target.numpy_dtype, "unsafe"))
 
 
 class FloatElement(Element):
