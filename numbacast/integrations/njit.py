@@ -1,7 +1,8 @@
 """``numbacast.cast`` inside ``@njit`` code.
 
 A user's ``@njit`` (or ``@njit(parallel=True)``) function may call
-``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id and,
+``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id, or
+a dtype (``other.dtype``, ``np.float32``, ``ml_dtypes.bfloat16``) and,
 if given, literal ``saturate`` and ``round_mode`` and an ``out=`` array.  The
 call compiles to the same kernel as the Python call (the same table-or-compute
 choice, :func:`numbacast.engine.arrays.uses_table`) and gives the same bits.
@@ -77,7 +78,10 @@ def _source_type(x):
 
 
 def _target_type(to):
-    target = _checked(resolve, to.literal_value)
+    if isinstance(to, (types.DType, types.NumberClass)):  # a dtype, such as x.dtype or np.float32
+        target = _checked(resolve, as_dtype(to.dtype))
+    else:
+        target = _checked(resolve, to.literal_value)
     if target.is_string:
         raise errors.NumbaValueError(_NUMBERS_ONLY)
     if target is FLOAT16:
@@ -134,7 +138,7 @@ def _overload_table(table):
 
 @overload(cast, prefer_literal=True, jit_options={"nogil": True})
 def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False):
-    if not isinstance(x, types.Array) or not isinstance(to, types.Literal):
+    if not isinstance(x, types.Array) or not isinstance(to, (types.Literal, types.DType, types.NumberClass)):
         return None
     target, source = _target_type(to), _source_type(x)
     saturate = _checked(check_saturate, _literal(saturate, "saturate"))
