@@ -1,8 +1,13 @@
 """The public scalar codecs, called from a user's own @njit code."""
 
+import functools
+
+import ml_dtypes
 import numpy as np
 import pytest
+from conftest import variant_id, variants
 from numba import njit, prange
+from numba.core.errors import TypingError
 
 import numbacast
 from numbacast import scalar
@@ -104,3 +109,84 @@ def test_every_codec_from_python_matches_cast(name):
 def test_bad_round_mode_in_njit_raises():
     with pytest.raises(ValueError, match="round_mode"):
         _e8m0(X, "sideways")
+
+
+# --------------------------------------------------------------------------
+# encode(value, to, saturate, round_mode) and decode(x)
+# --------------------------------------------------------------------------
+
+VALUES = [0.1, -3.3, 464.0, 465.0, 1e9, -np.inf, np.nan, 2.5, -0.0, 1e-12, 7, -9]
+NJIT_TARGETS = [t.name for t in numbacast.TYPES if t is not numbacast.FLOAT16]  # Numba has no float16 scalars
+
+
+@functools.cache
+def _encoder(target, saturate, round_mode):
+    @njit
+    def encode_all(values, out):
+        for i in range(values.size):
+            out[i] = scalar.encode(values[i], target, saturate, round_mode)
+
+    return encode_all
+
+
+@pytest.mark.parametrize("variant", variants(NJIT_TARGETS), ids=variant_id)
+def test_encode_is_a_one_element_cast_in_python_and_njit(variant):
+    target, options = variant
+    saturate, round_mode = options.get("saturate", True), options.get("round_mode", "up")
+    for values in (np.array(VALUES, np.float64), np.arange(-9, 9)):
+        expected = numbacast.cast(values, target, saturate=saturate, round_mode=round_mode)
+        in_python = np.array([scalar.encode(v, target, saturate, round_mode) for v in values])
+        assert in_python.dtype == expected.dtype
+        assert np.array_equal(in_python.view(f"u{in_python.itemsize}"), expected.view(f"u{expected.itemsize}"))
+        compiled = np.empty_like(expected)
+        _encoder(target, saturate, round_mode)(values, compiled)
+        assert np.array_equal(compiled.view(f"u{compiled.itemsize}"), expected.view(f"u{expected.itemsize}"))
+
+
+def test_encode_takes_elements_of_ml_dtypes_arrays():
+    a = numbacast.cast(np.array(VALUES, np.float32), "bfloat16")
+    expected = numbacast.cast(a, "float8e5m2", saturate=False)
+    out = np.empty(a.shape, expected.dtype)
+    _encoder("float8e5m2", False, "up")(a, out)
+    assert np.array_equal(out.view(np.uint8), expected.view(np.uint8))
+
+
+@njit
+def _decode_all(a, out):
+    for i in range(a.size):
+        out[i] = scalar.decode(a[i])
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8e4m3fn", "float8e8m0", "int4", "uint2", "float6e3m2"])
+def test_decode_is_the_exact_value(name):
+    t = numbacast.resolve(name)
+    a = np.arange(1 << t.bits, dtype=f"u{t.storage.itemsize}").view(t.storage)
+    wide = "int64" if t.is_integer else "double"
+    expected = numbacast.cast(a, wide)
+    out = np.empty(a.shape, expected.dtype)
+    _decode_all(a, out)
+    assert np.array_equal(out.view(np.uint64), expected.view(np.uint64))
+    assert np.array_equal(np.array([scalar.decode(v) for v in a]).view(np.uint64), expected.view(np.uint64))
+
+
+def test_the_documented_quantize_example():
+    @njit(parallel=True)
+    def quantize(x, scale, out):
+        for i in prange(x.size):
+            out[i] = scalar.encode(x[i] / scale, "float8e4m3fn", saturate=True)
+
+    x = np.linspace(-1000, 1000, 1 << 16, dtype=np.float32)
+    out = np.empty(x.shape, ml_dtypes.float8_e4m3fn)
+    quantize(x, np.float32(2.0), out)
+    assert np.array_equal(out.view(np.uint8), numbacast.cast(x / np.float32(2.0), "float8e4m3fn").view(np.uint8))
+
+
+@pytest.mark.parametrize("options", ['saturate="no"', "saturate=2", 'round_mode="sideways"'])
+def test_encode_options_are_checked_as_in_cast(options):
+    call = f'scalar.encode(v, "float8e4m3fn", {options})'
+    with pytest.raises((TypeError, ValueError)) as python_error:
+        eval(call, {"scalar": scalar, "v": 1.5})
+    compiled = njit(eval(f"lambda v: {call}", {"scalar": scalar}))
+    with pytest.raises(TypingError) as njit_error:
+        compiled(1.5)
+    assert str(python_error.value) in str(njit_error.value)

@@ -41,7 +41,7 @@ from numba import config, get_num_threads, set_num_threads, threading_layer
 
 from numbacast import FLOAT, cast, resolve
 
-from . import baselines
+from . import baselines, user_loops
 
 DEFAULT_SIZE = 1 << 24
 QUICK_SIZE = 1 << 20
@@ -97,6 +97,19 @@ OVERHEAD_PAIRS = (
     (FLOAT, resolve("int4")),
 )
 MEMORY_PAIRS = OVERHEAD_PAIRS
+#: A user's prange loop over ml_dtypes elements against numbacast.cast: quantising, dequantising, requantising.
+USER_LOOP_PAIRS = tuple(
+    (resolve(a), resolve(b))
+    for a, b in (
+        ("float", "float8e4m3fn"),
+        ("float8e4m3fn", "float"),
+        ("float", "bfloat16"),
+        ("bfloat16", "float"),
+        ("float", "float4e2m1"),
+        ("float4e2m1", "float"),
+        ("bfloat16", "float8e4m3fn"),
+    )
+)
 
 
 def to_and_from_float(types):
@@ -166,11 +179,21 @@ def timed(group, source, target, size, repeat):
         if group.reuse_output
         else baselines.numbacast_cast
     )(source, target, size)
-    their_cast = group.baseline(source, target, size)
+    return alternately(ours_cast, group.baseline(source, target, size), repeat)
+
+
+def alternately(ours_cast, their_cast, repeat):
+    """Median milliseconds of two casts run alternately after a warm-up."""
     for _ in range(WARM_UP):
         ours_cast(), their_cast()
     ours, theirs = zip(*[(seconds(ours_cast), seconds(their_cast)) for _ in range(repeat)])
     return 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
+
+
+def user_loop_timed(group, source, target, size, repeat):
+    """Median milliseconds of a user's prange loop over ml_dtypes elements and of
+    ``numbacast.cast`` of the same conversion, both into a reused output."""
+    return alternately(user_loops.user_loop(source, target, size), user_loops.cast_into(source, target, size), repeat)
 
 
 def overhead(group, source, target, size, repeat):
@@ -273,6 +296,16 @@ def make_groups():
             at_most,
             timed,
             baselines.astype_cast,
+        ),
+        Group(
+            "user-loop",
+            "a user's @njit(parallel=True) loop reading and storing ml_dtypes elements (computing in float32), "
+            "against numbacast.cast of the same conversion; both into a reused output",
+            "cast",
+            USER_LOOP_PAIRS,
+            Target("<=", 1.5),
+            "user loop / {}",
+            user_loop_timed,
         ),
         Group(
             "overhead",

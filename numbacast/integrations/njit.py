@@ -1,27 +1,37 @@
 """``numbacast.cast`` inside ``@njit`` code.
 
 A user's ``@njit`` (or ``@njit(parallel=True)``) function may call
-``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id and,
-if given, literal ``saturate`` and ``round_mode``.  The call compiles to the
-same kernel as the Python call (the same table-or-compute choice,
-:func:`numbacast.engine.arrays.uses_table`).  Inside ``@njit`` code an array holds Numba's
-own dtypes, so the result is the kernel representation of the target: the
-array itself for FLOAT, DOUBLE, BOOL and the standard integers, and the raw
-storage codes (uint8, or uint16 for FLOAT16 and BFLOAT16) for the others --
-the same bytes as the ml_dtypes array the Python call returns.
+``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id, or
+a dtype (``other.dtype``, ``np.float32``, ``ml_dtypes.bfloat16``) and,
+if given, literal ``saturate`` and ``round_mode`` and an ``out=`` array.  The
+call compiles to the same kernel as the Python call (the same table-or-compute
+choice, :func:`numbacast.engine.arrays.uses_table`) and gives the same bits.
+
+Arrays are typed as in Python: importing numbacast makes every ml_dtypes
+dtype of an ONNX type a Numba type (:mod:`numbacast.integrations.numba_types`),
+so the result of a cast to FLOAT8E4M3FN is a ``float8_e4m3fn`` array, as
+the Python call returns; ``result.view(np.uint8)`` gives its storage codes.
+
+The options are checked when the function compiles, by the checks of the
+Python call and with their messages (:mod:`numbacast.engine.checks`):
+``saturate="no"`` or ``saturate=2`` is a compile-time error, never taken as
+True.  ``packed=True`` is for Python calls only.
 """
 
 import numpy as np
 from numba import types
 from numba.core import errors
-from numba.extending import overload
-from numba.np.numpy_support import as_dtype
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import from_dtype
 
 from ..api import cast
 from ..engine.arrays import table, uses_table
+from ..engine.checks import check_packed, check_round_mode, check_saturate
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import NO_TABLE, cast_kernel
-from ..formats.registry import resolve
+from ..formats.registry import FLOAT16, resolve
+from . import elements  # noqa: F401  (registers the element operators and casts)
+from .numba_types import as_dtype
 
 
 def _literal(value, name):
@@ -32,32 +42,143 @@ def _literal(value, name):
         return value.value
     if isinstance(value, types.Literal):
         return value.literal_value
+    if isinstance(value, types.NoneType):
+        return None
     raise errors.NumbaTypeError(f"numbacast.cast in @njit code needs {name} as a literal constant, not {value}")
 
 
-@overload(cast, prefer_literal=True, jit_options={"nogil": True})
-def _overload_cast(x, to, saturate=True, round_mode="up"):
-    if not isinstance(x, types.Array) or not isinstance(to, types.Literal):
-        return None
+def _checked(check, value):
+    """``check(value)``, its TypeError or ValueError raised as Numba's, with the same message."""
     try:
-        target, source = resolve(to.literal_value), resolve(as_dtype(x.dtype))
-        if target.is_string or source.is_string:
-            raise ValueError("numbacast.cast in @njit code casts numbers only; cast to or from STRING in Python")
-        conversion = Conversion.make(
-            source, target, bool(_literal(saturate, "saturate")), _literal(round_mode, "round_mode")
-        )
-    except (ValueError, TypeError) as error:
+        return check(value)
+    except TypeError as error:
+        raise errors.NumbaTypeError(str(error)) from None
+    except ValueError as error:
         raise errors.NumbaValueError(str(error)) from None
-    result_dtype = kernel_dtype(target)
-    source = conversion.source
+
+
+#: Numba compiles no float16 scalars or arrays for the CPU.
+NO_FLOAT16 = (
+    "{what} in @njit code has no FLOAT16: Numba has no float16 scalars or arrays in CPU code. Cast to FLOAT16 "
+    "in Python, or to 'float' (which holds every float16 value exactly) or 'bfloat16' in @njit code"
+)
+_NUMBERS_ONLY = "numbacast.cast in @njit code casts numbers only; cast to or from STRING in Python"
+
+
+def _source_type(x):
+    try:
+        source = resolve(as_dtype(x.dtype))
+    except (ValueError, TypeError, errors.NumbaNotImplementedError) as error:
+        raise errors.NumbaValueError(
+            f"numbacast.cast in @njit code cannot cast an array of {x.dtype}: {error}"
+        ) from None
+    if source.is_string:
+        raise errors.NumbaValueError(_NUMBERS_ONLY)
+    return source
+
+
+def _target_type(to):
+    if isinstance(to, (types.DType, types.NumberClass)):  # a dtype, such as x.dtype or np.float32
+        target = _checked(resolve, as_dtype(to.dtype))
+    else:
+        target = _checked(resolve, to.literal_value)
+    if target.is_string:
+        raise errors.NumbaValueError(_NUMBERS_ONLY)
+    if target is FLOAT16:
+        raise errors.NumbaTypeError(NO_FLOAT16.format(what="numbacast.cast"))
+    return target
+
+
+def _check_out(out, x, target):
+    expected = from_dtype(target.storage)
+    if not isinstance(out, types.Array):
+        raise errors.NumbaTypeError(f"out must be a numpy.ndarray, not {out}")
+    if out.dtype != expected:
+        raise errors.NumbaTypeError(
+            f"out has dtype {out.dtype}; a cast to {target.onnx_name} needs dtype {target.storage}"
+        )
+    if out.ndim != x.ndim:
+        raise errors.NumbaValueError(f"out has {out.ndim} dimensions; the input has {x.ndim}")
+    if not out.mutable:
+        raise errors.NumbaValueError("out is read-only")
+
+
+@register_jitable
+def _bounds(a):
+    """[first byte, last byte + 1) of the memory an array spans."""
+    low = high = a.ctypes.data
+    for axis in range(a.ndim):
+        reach = (a.shape[axis] - 1) * a.strides[axis]
+        if reach > 0:
+            high += reach
+        else:
+            low += reach
+    return low, high + a.itemsize
+
+
+@register_jitable
+def _overlap(a, b):
+    if a.size == 0 or b.size == 0:
+        return False
+    a_low, a_high = _bounds(a)
+    b_low, b_high = _bounds(b)
+    return a_low < b_high and b_low < a_high
+
+
+def _table(table):
+    """The table argument of a kernel: ``table``, or a fresh :data:`NO_TABLE` for None."""
+
+
+@overload(_table)
+def _overload_table(table):
+    if isinstance(table, types.NoneType):
+        return lambda table: np.zeros(NO_TABLE.shape, NO_TABLE.dtype)
+    return lambda table: table
+
+
+@overload(cast, prefer_literal=True, jit_options={"nogil": True})
+def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False):
+    if not isinstance(x, types.Array) or not isinstance(to, (types.Literal, types.DType, types.NumberClass)):
+        return None
+    target, source = _target_type(to), _source_type(x)
+    saturate = _checked(check_saturate, _literal(saturate, "saturate"))
+    round_mode = _checked(check_round_mode, _literal(round_mode, "round_mode"))
+    if _checked(check_packed, _literal(packed, "packed")):
+        raise errors.NumbaValueError(
+            "numbacast.cast(..., packed=True) is for Python calls; in @njit code, cast and call numbacast.pack in "
+            "Python, or cast to the typed array and view its codes"
+        )
+    conversion = Conversion.make(source, target, saturate, round_mode)
+    result_dtype, result_codes = target.storage, kernel_dtype(target)
+    # The kernel is called with the argument types of the Python call (a read-only table, a writeable
+    # NO_TABLE), so that both use one compiled kernel, from the disk cache.
     if uses_table(conversion):
         codes, codes_table, step = np.dtype(f"u{source.storage.itemsize}"), table(conversion), None
     else:
-        codes, codes_table, step = kernel_dtype(source), NO_TABLE, conversion
+        codes, codes_table, step = kernel_dtype(source), None, conversion
 
-    def impl(x, to, saturate=True, round_mode="up"):
-        result = np.empty(x.shape, result_dtype)
-        cast_kernel(np.ascontiguousarray(x).reshape(-1).view(codes), result.reshape(-1), step, codes_table)
-        return result
+    if out is None or isinstance(out, (types.NoneType, types.Omitted)):
 
-    return impl
+        def impl(x, to, saturate=True, round_mode="up", out=None, packed=False):
+            result = np.empty(x.shape, result_dtype)
+            src = np.ascontiguousarray(x).reshape(-1).view(codes)
+            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
+            return result
+
+        return impl
+    _check_out(out, x, target)
+    direct = out.layout == "C"
+
+    def impl_out(x, to, saturate=True, round_mode="up", out=None, packed=False):
+        if out.shape != x.shape:
+            raise ValueError("out has a different shape from the input")
+        src = np.ascontiguousarray(x).reshape(-1).view(codes)
+        if direct and not _overlap(src, out):
+            cast_kernel(src, out.reshape(-1).view(result_codes), step, _table(codes_table))
+        else:
+            result = np.empty(x.shape, result_dtype)
+            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
+            out[...] = result
+        return out
+
+    return impl_out

@@ -1,8 +1,36 @@
-"""Per-format scalar codecs for your own ``@njit`` code.
+"""Scalar codecs for your own ``@njit`` code: one element cast with the rules
+of :func:`numbacast.cast`.
 
-For every type that Numba has no native scalar for -- FLOAT16, BFLOAT16, the
-five float8 types, the two float6 types, FLOAT4E2M1, INT4, UINT4, INT2 and
-UINT2 -- this module has
+``encode(value, to, saturate=True, round_mode="up")`` casts one number --
+a Python or NumPy scalar, or an element of an ml_dtypes array (``a[i]``) --
+to the ONNX type ``to`` and returns it as a scalar of that type's NumPy
+dtype (an ml_dtypes scalar for BFLOAT16, the float8, float6 and float4 types
+and INT4 ... UINT2), exactly as ``numbacast.cast`` would cast a one-element
+array of it.  ``decode(x)`` is the exact value of a scalar: a float64 (an
+int64 for the integer types), as ``numbacast.cast(x, "double")`` (or
+``"int64"``) gives it.  In ``@njit`` code, ``to``, ``saturate`` and
+``round_mode`` are literal constants, checked when the function compiles::
+
+    import numpy as np
+    from numba import njit, prange
+    import ml_dtypes
+    from numbacast.scalar import encode
+
+    @njit(parallel=True)
+    def quantize(x, scale, out):  # out: a float8_e4m3fn array
+        for i in prange(x.size):
+            out[i] = encode(x[i] / scale, "float8e4m3fn", saturate=True)
+
+    x = np.linspace(-1000, 1000, 1 << 20, dtype=np.float32)
+    out = np.empty(x.shape, ml_dtypes.float8_e4m3fn)
+    quantize(x, np.float32(2.0), out)  # out == numbacast.cast(x / np.float32(2.0), "float8e4m3fn")
+
+An assignment ``out[i] = v`` rounds as NumPy does (never saturating, see
+:mod:`numbacast.integrations.elements`); ``encode`` rounds as ONNX ``Cast``.
+
+The older per-format functions stay: for every type that Numba has no
+native scalar for -- FLOAT16, BFLOAT16, the five float8 types, the two float6
+types, FLOAT4E2M1, INT4, UINT4, INT2 and UINT2 -- this module has
 
 * ``encode_<name>(x, saturate=True)``: the float64 (or anything Numba turns
   into one, such as a float32) ``x`` cast to the type, as its storage code
@@ -14,23 +42,21 @@ UINT2 -- this module has
   BFLOAT16) raises ValueError rather than being cut to fit.
 
 They follow the same rules as :func:`numbacast.cast` -- they are the functions
-its kernels are built from -- and work from Python too (compiled on first call)::
-
-    from numba import njit, prange
-    from numbacast.scalar import encode_float8e4m3fn, decode_float8e4m3fn
-
-    @njit(parallel=True)
-    def quantize(x, scale, out):
-        for i in prange(x.size):
-            out[i] = encode_float8e4m3fn(x[i] / scale)
+its kernels are built from -- and work from Python too (compiled on first call).
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import errors
+from numba.extending import overload
 
+from ..api import cast
+from ..engine.checks import check_round_mode, check_saturate
 from ..engine.codecs import ROUND_MODES
-from ..engine.conversion import Conversion, scalar_converter
-from ..formats.registry import DOUBLE, INT64, TYPES
+from ..engine.conversion import Conversion, kernel_dtype, scalar_converter
+from ..formats.registry import DOUBLE, FLOAT16, INT64, TYPES, resolve
+from .njit import NO_FLOAT16, _checked, _literal
+from .numba_types import Element, as_dtype, code_of, element_of
 
 _jit = njit(nogil=True)
 
@@ -101,7 +127,75 @@ def _docstrings(t):
     return encode, decode
 
 
-__all__ = ["CODEC_TYPES"]
+def encode(value, to, saturate=True, round_mode="up"):
+    """``value`` cast to the ONNX type ``to`` as :func:`numbacast.cast` casts
+    it, as a NumPy scalar of ``to``'s storage dtype."""
+    return cast(np.asarray(value), to, saturate=saturate, round_mode=round_mode)[()]
+
+
+def decode(x):
+    """The exact value of a scalar: float64 for a float type, int64 for an integer type."""
+    x = np.asarray(x)
+    return cast(x, INT64 if resolve(x.dtype).is_integer or resolve(x.dtype).is_bool else DOUBLE)[()]
+
+
+def _scalar_type(value, what):
+    if isinstance(value, Element):
+        return value.onnx_type
+    if isinstance(value, (types.Number, types.Boolean)):
+        return _checked(resolve, as_dtype(types.unliteral(value)))
+    raise errors.NumbaTypeError(f"{what} takes one number (a scalar or an array element), not {value}")
+
+
+def _no_float16(onnx_type, what):
+    if onnx_type is FLOAT16:
+        raise errors.NumbaTypeError(NO_FLOAT16.format(what=what))
+
+
+def _reader(source):
+    """The kernel representation of a scalar of ``source`` (an OnnxType)."""
+    if kernel_dtype(source) != source.storage:
+        return code_of
+    return _same
+
+
+def _writer(target):
+    """A scalar of ``target`` from its kernel representation."""
+    if kernel_dtype(target) != target.storage:
+        scalar_class = target.storage.type
+        return _jit(lambda code: element_of(code, scalar_class))
+    return _same
+
+
+@_jit
+def _same(value):
+    return value
+
+
+@overload(encode, prefer_literal=True, jit_options={"nogil": True})
+def _overload_encode(value, to, saturate=True, round_mode="up"):
+    if not isinstance(to, types.Literal):
+        return None
+    source, target = _scalar_type(value, "numbacast.scalar.encode"), _checked(resolve, to.literal_value)
+    if target.is_string:
+        raise errors.NumbaValueError("numbacast.scalar.encode casts numbers only; cast to or from STRING in Python")
+    _no_float16(target, "numbacast.scalar.encode")
+    saturate = _checked(check_saturate, _literal(saturate, "saturate"))
+    round_mode = _checked(check_round_mode, _literal(round_mode, "round_mode"))
+    read, write = _reader(source), _writer(target)
+    convert = scalar_converter(Conversion.make(source, target, saturate, round_mode))
+    return lambda value, to, saturate=True, round_mode="up": write(convert(read(value)))
+
+
+@overload(decode, jit_options={"nogil": True})
+def _overload_decode(x):
+    source = _scalar_type(x, "numbacast.scalar.decode")
+    read, write = _reader(source), _same
+    convert = scalar_converter(Conversion.make(source, INT64 if source.is_integer or source.is_bool else DOUBLE))
+    return lambda x: write(convert(read(x)))
+
+
+__all__ = ["CODEC_TYPES", "encode", "decode"]
 for _type in CODEC_TYPES:
     _encode = _e8m0_encoder(_type) if _type.name == "float8e8m0" else _encoder(_type)
     globals()[f"encode_{_type.name}"] = _encode

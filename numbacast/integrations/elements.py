@@ -1,0 +1,607 @@
+"""Elements of the ml_dtypes types in ``@njit`` code: their values, how values
+are stored into them and the operators they support -- each one as NumPy 2
+with ml_dtypes computes it, bit for bit (measured; the test-suite compares
+every code of every type with NumPy).
+
+Values
+    ``float(x)``, ``np.float32(x)`` and ``np.float64(x)`` give the exact value
+    of an element (BFLOAT16 NaN payloads included), ``int(x)`` and
+    ``np.int32(x)`` ... convert that value as Numba converts a float (or an
+    integer, for INT4, UINT4, INT2 and UINT2), ``bool(x)`` is ``x != 0``.
+
+Stores
+    ``a[i] = v``, ``ml_dtypes.float8_e4m3fn(v)`` and every other conversion
+    *into* an element round ``v`` as the same assignment does in NumPy:
+
+    * BFLOAT16, the float8 types, FLOAT4E2M1 and the float6 types round to
+      nearest even and never saturate where the type has NaN or infinity:
+      they are :func:`numbacast.cast` with ``saturate=False`` from FLOAT (a
+      float32 value) or from DOUBLE (a float64 value), except that a float64
+      goes to BFLOAT16 through float32 (two roundings, as ml_dtypes does),
+      FLOAT8E8M0 rounds to the nearest power of two with ties up, takes every
+      value at or below 2**-127 to 2**-127 and every other one below 2**-126
+      to 2**-126, and gives NaN for zero and negative values, and NaN into
+      FLOAT4E2M1 or a float6 type gives a zero of the opposite sign;
+    * INT4, UINT4, INT2 and UINT2 keep the low bits of the value truncated
+      toward zero (NaN, infinities and magnitudes of 2**63 or more give 0;
+      NumPy raises for a Python float out of the type's range, and for NaN);
+    * integers go to the float types through float64, booleans as 0 and 1.
+
+Operators (``x``, ``y`` elements of one type ``T``; ``k`` a Python int --
+in compiled code an ``int64``, literal or not; ``f`` a ``float32``; ``d`` a
+Python float -- in compiled code a ``float64``)
+
+    ======================  ==================  ==================================
+    operation               float element type  INT4, UINT4, INT2, UINT2
+    ======================  ==================  ==================================
+    ``x op y``              T                   T (wraps around)
+    ``x op f``, ``f op x``  float32             float32
+    ``x op d``, ``d op x``  float32 (``d`` is   refused (NumPy: float16)
+                            rounded to float32
+                            first)
+    ``x op k``, ``k op x``  T (``k`` is stored  int8 (``k`` must fit in int8;
+                            into T first)       the result wraps around)
+    ``-x``, ``+x``          T                   T
+    ``abs(x)``              T                   int8
+    ======================  ==================  ==================================
+
+    ``op`` is ``+``, ``-``, ``*`` or ``/`` (``/`` is refused where the table
+    gives an integer type) and the comparisons ``== != < <= > >=``, which
+    compare the operands converted as for arithmetic.  A float result is the
+    float32 operation (no ZeroDivisionError: division by zero gives an
+    infinity or NaN, as in NumPy); a T result is that float32 result stored
+    into T.  One difference remains: where an operand of ``x op y`` is NaN,
+    the sign of the NaN result is the float32 operation's, which ml_dtypes'
+    own compiled loops do not always keep.
+
+    ``d`` and ``k`` are "weak" Python numbers in NumPy 2: an ``np.float64`` or
+    ``np.int64`` operand would give a float64 there, but compiled code cannot
+    tell them apart from a Python float or int, and takes them as such.  Write
+    ``np.float64(x) * w`` to compute in float64.
+
+    Everything else is refused when the function compiles, with the reason
+    and what to write instead: ``//``, ``%``, ``**``, bitwise operators,
+    operands of two different element types, and integer, float16 and bool
+    operands other than those above.
+"""
+
+import functools
+import operator
+
+import numpy as np
+from numba import njit, types
+from numba.core import errors
+from numba.core.imputils import lower_builtin, lower_cast
+from numba.extending import overload
+
+from ..engine.bits import float32_from_bits, float_bits
+from ..engine.conversion import Conversion, scalar_converter, source_stage
+from ..formats import description as formats
+from ..formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT8E8M0
+from .numba_types import Element, FloatElement, IntElement, code_of, element_of, has_numpy_cast
+
+_jit = functools.partial(njit, nogil=True, error_model="numpy")
+
+
+# --------------------------------------------------------------------------
+# Values and stores
+# --------------------------------------------------------------------------
+
+
+@functools.cache
+def value_of(element):
+    """``value(x)``: the exact value of an element, as a float32 (float types) or an int64."""
+    if element.onnx_type is BFLOAT16:  # the top half of a float32, NaN payloads included
+
+        @_jit
+        def bf16_value(x):
+            return float32_from_bits(np.uint32(code_of(x)) << np.uint32(16))
+
+        return bf16_value
+    decode = source_stage(element.onnx_type)[1]
+
+    @_jit
+    def value(x):
+        return decode(code_of(x))
+
+    return value
+
+
+@functools.cache
+def store_rule(element, kind):
+    """``store(v) -> code``: the storage code that NumPy with ml_dtypes stores
+    for ``v``, a float32 (``kind`` "f32"), a float64 ("f64") or an integer ("int")."""
+    target = element.onnx_type
+    code_type = np.uint16 if element.bitwidth == 16 else np.uint8
+    if target.is_integer:
+        return _int_store(target.format.mask, code_type, kind)
+    if kind == "int":
+        via = store_rule(element, "f64")
+        return _jit(lambda v: via(np.float64(v)))
+    if kind == "f64" and target is BFLOAT16:
+        via = store_rule(element, "f32")
+        return _jit(lambda v: via(np.float32(v)))
+    source = FLOAT if kind == "f32" else DOUBLE
+    if target is FLOAT8E8M0:
+        return _e8m0_store(source, kind)
+    if target.format.nan == formats.NAN_NONE:
+        return _nan_free_store(target, source)
+    return scalar_converter(Conversion.make(source, target, saturate=False))
+
+
+def _int_store(mask, code_type, kind):
+    if kind == "int":
+        return _jit(lambda v: code_type(np.int64(v) & mask))
+    limit = 2.0**63
+
+    @_jit
+    def store(v):
+        whole = np.int64(v) if abs(v) < limit else np.int64(0)  # NaN compares False
+        return code_type(whole & mask)
+
+    return store
+
+
+def _e8m0_store(source, kind):
+    nearest = scalar_converter(Conversion.make(source, FLOAT8E8M0, saturate=False, round_mode="nearest"))
+    real = np.float32 if kind == "f32" else np.float64
+    zero, smallest, second = real(0.0), real(2.0**-127), real(2.0**-126)
+    nan = np.uint8(FLOAT8E8M0.format.quiet_nan_code)
+    # ml_dtypes 0.6 takes float64 values in [1.5 * 2**128, 2**129), which round to the power of two
+    # past the NaN code, to 2**-127 (code 0); followed wherever the installed ml_dtypes does so.
+    wrap_low, wrap_high = real(1.5 * 2.0**128 if kind == "f64" else np.inf), real(2.0**129 if kind == "f64" else np.inf)
+    wraps = kind == "f64" and _ml_dtypes_e8m0_code(1.75 * 2.0**128) == 0
+
+    @_jit
+    def store(v):
+        code = np.uint8(nearest(v))
+        if zero < v < second:
+            code = np.uint8(0) if v <= smallest else np.uint8(1)
+        if wraps and wrap_low <= v < wrap_high:
+            code = np.uint8(0)
+        if v < zero:
+            code = nan
+        return code
+
+    return store
+
+
+def _ml_dtypes_e8m0_code(value):
+    stored = np.empty(1, FLOAT8E8M0.storage)
+    stored[0] = value
+    return int(stored.view(np.uint8)[0])
+
+
+def _nan_free_store(target, source):
+    convert = scalar_converter(Conversion.make(source, target))
+    sign_bit = np.uint8(1 << target.format.sign_shift)
+    shift = np.uint32(31) if source is FLOAT else np.uint64(63)
+
+    @_jit
+    def store(v):
+        code = np.uint8(convert(v))
+        if v != v:  # NaN: the zero of the other sign
+            code = np.uint8(0) if (float_bits(v) >> shift) != 0 else sign_bit
+        return code
+
+    return store
+
+
+def store_kind(numba_type):
+    """The :func:`store_rule` kind of a Numba number type, and the type its values are passed as."""
+    if isinstance(numba_type, types.Float):
+        return ("f64", types.float64) if numba_type == types.float64 else ("f32", types.float32)
+    if isinstance(numba_type, types.Boolean):
+        return "int", types.int64
+    if isinstance(numba_type, types.Integer):
+        return "int", numba_type
+    raise errors.NumbaTypeError(f"cannot store a {numba_type} into an ml_dtypes element")
+
+
+@functools.cache
+def storer(element, kind):
+    """``to_element(v)``: :func:`store_rule` as an element of type ``element``."""
+    rule, scalar_class = store_rule(element, kind), element.numpy_dtype.type
+    return _jit(lambda v: element_of(rule(v), scalar_class))
+
+
+@functools.cache
+def converter(source, target):
+    """``convert(x)``: an element of type ``source`` stored into type ``target``."""
+    value = value_of(source)
+    to_target = storer(target, "int" if isinstance(source, IntElement) else "f32")
+    return _jit(lambda x: to_target(value(x)))
+
+
+# --------------------------------------------------------------------------
+# Casts, for a[i] = v and the scalar constructors
+# --------------------------------------------------------------------------
+
+
+def _call(context, builder, function, argtypes, args):
+    """Call the ``@njit`` ``function`` from lowering code; (value, type)."""
+    typing = context.typing_context
+    function_type = typing.resolve_value_type(function)
+    signature = function_type.get_call_type(typing, tuple(argtypes), {})
+    implementation = context.get_function(function_type, signature)
+    return implementation(builder, tuple(args)), signature.return_type
+
+
+@lower_cast(types.Float, Element)
+@lower_cast(types.Integer, Element)
+@lower_cast(types.Boolean, Element)
+def _number_to_element(context, builder, fromty, toty, value):
+    kind, passed = store_kind(fromty)
+    value = context.cast(builder, value, fromty, passed)
+    return _call(context, builder, storer(toty, kind), (passed,), (value,))[0]
+
+
+def no_cast_message(source, target):
+    return (
+        f"numbacast: NumPy with ml_dtypes has no cast from {source} to {target}, so neither has @njit code; "
+        f"write np.float32(x) (np.int64(x) for the integer types) to store the value"
+    )
+
+
+@lower_cast(Element, Element)
+def _element_to_element(context, builder, fromty, toty, value):
+    if not has_numpy_cast(fromty, toty):
+        raise errors.NumbaTypeError(no_cast_message(fromty, toty))
+    return _call(context, builder, converter(fromty, toty), (fromty,), (value,))[0]
+
+
+@lower_cast(Element, types.Float)
+@lower_cast(Element, types.Integer)
+@lower_cast(Element, types.Boolean)
+def _element_to_number(context, builder, fromty, toty, value):
+    result, result_type = _call(context, builder, value_of(fromty), (fromty,), (value,))
+    return context.cast(builder, result, result_type, toty)
+
+
+# --------------------------------------------------------------------------
+# Operators
+# --------------------------------------------------------------------------
+
+_ARITHMETIC = {
+    operator.add: "+",
+    operator.iadd: "+",
+    operator.sub: "-",
+    operator.isub: "-",
+    operator.mul: "*",
+    operator.imul: "*",
+    operator.truediv: "/",
+    operator.itruediv: "/",
+}
+_PLAIN = {
+    operator.iadd: operator.add,
+    operator.isub: operator.sub,
+    operator.imul: operator.mul,
+    operator.itruediv: operator.truediv,
+}
+_COMPARISONS = {
+    operator.eq: "==",
+    operator.ne: "!=",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+}
+_REFUSED = {
+    operator.floordiv: "//",
+    operator.ifloordiv: "//",
+    operator.mod: "%",
+    operator.imod: "%",
+    operator.pow: "**",
+    operator.ipow: "**",
+    operator.matmul: "@",
+    operator.lshift: "<<",
+    operator.rshift: ">>",
+    operator.and_: "&",
+    operator.or_: "|",
+    operator.xor: "^",
+}
+
+INT8_MIN, INT8_MAX = -128, 127
+
+
+def _is_python_int(t):
+    return isinstance(t, types.Integer) and types.unliteral(t) == types.int64
+
+
+def _scalar(t):
+    return isinstance(t, (types.Number, types.Boolean))
+
+
+def _refuse(symbol, a, b, reason, instead):
+    raise errors.NumbaTypeError(
+        f"numbacast: {a} {symbol} {b} is not supported in @njit code: {reason}. Write instead: {instead}"
+    )
+
+
+@_jit
+def _identity(v):
+    return v
+
+
+@_jit
+def _to_float32(v):
+    return np.float32(v)
+
+
+@_jit
+def _int8_operand(k):
+    if k < INT8_MIN or k > INT8_MAX:
+        raise OverflowError("Python integer out of bounds for int8")
+    return np.int64(k)
+
+
+@_jit
+def _to_int8(v):
+    return np.int8(v)
+
+
+@functools.cache
+def _pyint_reader(element):
+    """A Python int operand of a float element type: stored into it, then read (NumPy's weak int)."""
+    value, store = value_of(element), storer(element, "int")
+    return _jit(lambda k: value(store(k)))
+
+
+def _element_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, Element)
+
+
+def _plan(symbol, a, b, comparison):
+    """(read_a, read_b, write) for ``a symbol b``, or None when neither operand is an element."""
+    if _element_array(a) or _element_array(b):
+        array = a if _element_array(a) else b
+        raise errors.NumbaTypeError(
+            f"numbacast: NumPy operators on whole {array.dtype} arrays ({a} {symbol} {b}) are not supported in "
+            f"@njit code. Loop over the elements (out[i] = a[i] {symbol} b[i]), or cast the array first: "
+            f"numbacast.cast(a, 'float') {symbol} ..."
+        )
+    element = a if isinstance(a, Element) else b if isinstance(b, Element) else None
+    if element is None or not (_scalar(a) and _scalar(b)):
+        return None
+    other = b if element is a else a
+    name = element.name
+    if isinstance(other, Element) and other != element:
+        _refuse(
+            symbol,
+            a,
+            b,
+            "two different ml_dtypes types have no common type here",
+            f"np.float32(x) {symbol} np.float32(y)",
+        )
+    value = value_of(element)
+    if isinstance(element, FloatElement):
+        result_is_element = isinstance(other, Element) or _is_python_int(other)
+        if other == element:
+            read_other = value
+        elif other == types.float32:
+            read_other = _identity
+        elif other == types.float64:
+            read_other = _to_float32
+        elif _is_python_int(other):
+            read_other = _pyint_reader(element)
+        else:
+            _refuse(
+                symbol,
+                a,
+                b,
+                f"NumPy gives {name} with {other} a type this module does not reproduce (float64 for most integers)",
+                f"np.float32(x) {symbol} y, or np.float64(x) {symbol} y",
+            )
+        write = _identity if comparison or not result_is_element else storer(element, "f32")
+    else:
+        if other == element:
+            if symbol == "/":
+                _refuse(
+                    symbol,
+                    a,
+                    b,
+                    f"NumPy divides {name} in float16, which Numba has no arithmetic for",
+                    f"np.float32(x) {symbol} np.float32(y)",
+                )
+            read_other = value
+            write = _identity if comparison else storer(element, "int")
+        elif other == types.float32:
+            read_other, value = _identity, _then(_to_float32, value)
+            write = _identity
+        elif _is_python_int(other):
+            if symbol == "/":
+                _refuse(symbol, a, b, "NumPy divides it in float16", f"np.float32(x) {symbol} y")
+            read_other = _int8_operand
+            write = _identity if comparison else _to_int8
+        elif isinstance(other, types.Float):
+            _refuse(
+                symbol,
+                a,
+                b,
+                f"NumPy computes {name} with a Python float in float16 (and with np.float64 in float64), "
+                "which this module does not reproduce",
+                f"np.float32(x) {symbol} y",
+            )
+        else:
+            _refuse(
+                symbol,
+                a,
+                b,
+                f"NumPy gives {name} with {other} a type this module does not reproduce",
+                f"np.int64(x) {symbol} y",
+            )
+    if element is a:
+        return value, read_other, write
+    return read_other, value, write
+
+
+@functools.cache
+def _then(second, first):
+    return _jit(lambda v: second(first(v)))
+
+
+def _binary(op, symbol, comparison):
+    plain = _PLAIN.get(op, op)
+
+    def typer(a, b):
+        plan = _plan(symbol, a, b, comparison)
+        if plan is None:
+            return None
+        read_a, read_b, write = plan
+        return lambda a, b: write(plain(read_a(a), read_b(b)))
+
+    typer.__name__ = f"_element_{plain.__name__}"
+    overload(op, jit_options={"nogil": True, "error_model": "numpy"})(typer)
+
+
+for _op, _symbol in _ARITHMETIC.items():
+    _binary(_op, _symbol, comparison=False)
+for _op, _symbol in _COMPARISONS.items():
+    _binary(_op, _symbol, comparison=True)
+
+
+@functools.cache
+def _comparison(op, element):
+    value = value_of(element)
+    return _jit(lambda a, b: op(value(a), value(b)))
+
+
+def _comparison_lowering(op):
+    """A comparison of two elements of one type for Numba's own lowering code (``max``, ``min``)."""
+
+    def lower(context, builder, signature, args):
+        function = _comparison(op, signature.args[0])
+        return _call(context, builder, function, signature.args, args)[0]
+
+    lower_builtin(op, Element, Element)(lower)
+
+
+for _op in _COMPARISONS:
+    _comparison_lowering(_op)
+
+
+def _refused(op, symbol):
+    def typer(a, b):
+        if (isinstance(a, Element) or isinstance(b, Element)) and _scalar(a) and _scalar(b):
+            _refuse(
+                symbol,
+                a,
+                b,
+                "numbacast supports + - * / and comparisons on ml_dtypes elements",
+                f"np.float32(x) {symbol} np.float32(y) (or np.int64 for the integer types)",
+            )
+
+    overload(op)(typer)
+
+
+for _op, _symbol in _REFUSED.items():
+    _refused(_op, _symbol)
+
+
+@overload(operator.setitem)
+def _setitem(array, index, value):
+    if (
+        isinstance(array, types.Array)
+        and isinstance(array.dtype, Element)
+        and isinstance(value, Element)
+        and not has_numpy_cast(value, array.dtype)
+    ):
+        raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
+
+
+@overload(operator.invert)
+def _invert(x):
+    if isinstance(x, Element):
+        raise errors.NumbaTypeError(
+            f"numbacast: ~ is not supported on {x} elements in @njit code; for the storage code's bits, "
+            "write ~a.view(np.uint8)[i]"
+        )
+
+
+@functools.cache
+def _negation(element):
+    """``-x`` as ml_dtypes computes it: the sign bit flipped (FNUZ zero and NaN unchanged, FLOAT8E8M0 NaN)."""
+    fmt, scalar_class = element.onnx_type.format, element.numpy_dtype.type
+    code_type = np.uint16 if element.bitwidth == 16 else np.uint8
+    if isinstance(element, IntElement):
+        store = storer(element, "int")
+        value = value_of(element)
+        return _jit(lambda x: store(-value(x)))
+    if element.onnx_type is FLOAT8E8M0:
+        nan = code_type(fmt.quiet_nan_code)
+        return _jit(lambda x: element_of(nan, scalar_class))
+    sign = code_type(1 << fmt.sign_shift)
+    keep_zero = fmt.nan == formats.NAN_NEGATIVE_ZERO
+    zero = code_type(0)
+
+    @_jit
+    def negate(x):
+        code = code_of(x)
+        flipped = code_type(code ^ sign)
+        if keep_zero and (code & code_type(sign - code_type(1))) == zero:
+            flipped = code  # 0 and the NaN (the code of -0) are their own negation
+        return element_of(flipped, scalar_class)
+
+    return negate
+
+
+@functools.cache
+def _absolute(element):
+    """``abs(x)`` as ml_dtypes computes it: the sign bit cleared (FNUZ NaN unchanged); int8 for the integer types."""
+    fmt, scalar_class = element.onnx_type.format, element.numpy_dtype.type
+    if isinstance(element, IntElement):
+        value = value_of(element)
+        return _jit(lambda x: np.int8(abs(value(x))))
+    if element.onnx_type is FLOAT8E8M0:
+        return _identity
+    code_type = np.uint16 if element.bitwidth == 16 else np.uint8
+    magnitude = code_type((1 << fmt.sign_shift) - 1)
+    nan = code_type(1 << fmt.sign_shift)
+    keep_nan = fmt.nan == formats.NAN_NEGATIVE_ZERO
+
+    @_jit
+    def absolute(x):
+        code = code_of(x)
+        cleared = code_type(code & magnitude)
+        if keep_nan and code == nan:
+            cleared = code
+        return element_of(cleared, scalar_class)
+
+    return absolute
+
+
+@overload(operator.neg)
+def _neg(x):
+    if isinstance(x, Element):
+        negate = _negation(x)
+        return lambda x: negate(x)
+
+
+@overload(operator.pos)
+def _pos(x):
+    if isinstance(x, Element):
+        return lambda x: x
+
+
+@overload(abs)
+def _abs(x):
+    if isinstance(x, Element):
+        absolute = _absolute(x)
+        return lambda x: absolute(x)
+
+
+@overload(float)
+def _float(x):
+    if isinstance(x, Element):
+        return lambda x: np.float64(x)
+
+
+@overload(int)
+def _int(x):
+    if isinstance(x, Element):
+        return lambda x: np.int64(x)
+
+
+@lower_builtin(bool, Element)
+def _bool(context, builder, signature, args):
+    return context.cast(builder, args[0], signature.args[0], types.boolean)

@@ -1,0 +1,256 @@
+"""The ml_dtypes dtypes as Numba types: arrays and elements of BFLOAT16, the
+float8, float6 and float4 types, INT4, UINT4, INT2 and UINT2 inside ``@njit`` code.
+
+Importing numbacast registers, for every numeric type whose NumPy storage is
+an ml_dtypes dtype, one Numba type (:class:`FloatElement` or
+:class:`IntElement`, a ``numba.types.Number``) whose data model is its
+storage code -- a ``uint8``, or a ``uint16`` for BFLOAT16 -- so that an array of
+that dtype is a plain Numba array whose elements are loaded and stored as
+those codes, with no copy on the way in or out:
+
+* typing: the dtype is added to ``numba.np.numpy_support.FROM_DTYPE``, the
+  table Numba reads to type arrays, scalars, dtypes and scalar classes
+  (``ml_dtypes.bfloat16`` as ``np.empty(n, ml_dtypes.bfloat16)``'s dtype);
+* boxing: Numba turns a type back into a dtype with
+  ``numba.np.numpy_support.as_dtype``, which has no extension point.  The one
+  hook of this module wraps that function (the module attribute, which is
+  what Numba's array and dtype boxing, and its type unification, call) so
+  that these types give their ml_dtypes dtype and every other type goes to
+  Numba's own function.  :func:`as_dtype_hook_installed` says whether it is
+  in place; the test-suite checks it.
+* scalars: boxing and unboxing through the storage code, constants, and
+  casts to and from every Numba number type (``lower_cast``): what
+  ``a[i] = v``, ``np.float32(a[i])`` and ``ml_dtypes.float8_e4m3fn(v)`` compile to.
+
+What the elements' values are, how values are stored into them and which
+operators they support is :mod:`numbacast.integrations.elements`.
+"""
+
+import sys
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, errors
+from numba.core.imputils import lower_constant
+from numba.core.typeconv import Conversion
+from numba.extending import NativeValue, box, intrinsic, models, register_model, unbox
+from numba.np import numpy_support
+
+from ..formats.registry import TYPES, resolve
+
+
+class Element(types.Number):
+    """The Numba type of one element of an ml_dtypes array (one per ONNX type).
+
+    Its value in compiled code is the storage code (``bitwidth`` bits).
+    Values of any Numba number type convert *to* it (``a[i] = v``); it
+    converts to nothing implicitly -- ``np.float32(x)``, ``float(x)`` and the
+    operators of :mod:`~numbacast.integrations.elements` read its value.
+    """
+
+    def __init__(self, onnx_name):
+        onnx_type = resolve(onnx_name)
+        self.onnx_name = onnx_type.name
+        self.bitwidth = 8 * onnx_type.storage.itemsize
+        super().__init__(name=onnx_type.storage.name)
+
+    @property
+    def onnx_type(self):
+        """The :class:`~numbacast.formats.registry.OnnxType`."""
+        return resolve(self.onnx_name)
+
+    @property
+    def numpy_dtype(self):
+        """The ml_dtypes dtype."""
+        return self.onnx_type.storage
+
+    @property
+    def code(self):
+        """The Numba type of the storage code: uint8 or uint16."""
+        return types.uint16 if self.bitwidth == 16 else types.uint8
+
+    def can_convert_from(self, typingctx, other):
+        # Storing a number into an element rounds it (``a[i] = 1.5``): allowed, never implicit elsewhere,
+        # since no Numba function signature has an Element argument.
+        if isinstance(other, Element) and not has_numpy_cast(other, self):
+            return None
+        if isinstance(other, (types.Float, types.Integer, types.Boolean, Element)):
+            return Conversion.unsafe
+        return None
+
+    def unify(self, typingctx, other):
+        # NumPy's promotion (``np.promote_types``), None where NumPy has none (float8 with int64).
+        if isinstance(other, types.Number):
+            try:
+                return numpy_support.from_dtype(np.promote_types(as_dtype(self), as_dtype(other)))
+            except (TypeError, errors.NumbaNotImplementedError):
+                return None
+        return None
+
+
+def has_numpy_cast(source, target):
+    """Whether NumPy with ml_dtypes casts elements of ``source`` to ``target`` (it has no cast
+    between some pairs, such as INT4 and UINT2, or FLOAT8E8M0 and most types)."""
+    return bool(np.can_cast(source.numpy_dtype, target.numpy_dtype, "unsafe"))
+
+
+class FloatElement(Element):
+    """An element of BFLOAT16, a float8, float6 or float4 type."""
+
+
+class IntElement(Element):
+    """An element of INT4, UINT4, INT2 or UINT2."""
+
+
+def _is_ml_dtypes(onnx_type):
+    return onnx_type.storage.type.__module__.split(".")[0] == "ml_dtypes"
+
+
+#: The Numba type of every ONNX type stored as an ml_dtypes dtype, by ONNX type.
+ELEMENT_TYPES = {t: (IntElement if t.is_integer else FloatElement)(t.name) for t in TYPES if _is_ml_dtypes(t)}
+
+_BY_DTYPE = {element.numpy_dtype: element for element in ELEMENT_TYPES.values()}
+
+for _dtype, _element in _BY_DTYPE.items():
+    numpy_support.FROM_DTYPE.setdefault(_dtype, _element)
+del _dtype, _element
+
+
+def element_type(onnx_type):
+    """The :class:`Element` of an ONNX type, or None for a type Numba has natively."""
+    return ELEMENT_TYPES.get(resolve(onnx_type))
+
+
+# --------------------------------------------------------------------------
+# The one hook: numpy_support.as_dtype
+# --------------------------------------------------------------------------
+
+_numba_as_dtype = numpy_support.as_dtype
+_UFUNC_LOOP_MATCHING = numpy_support.ufunc_find_matching_loop.__code__
+
+
+def _called_by_ufunc_loop_matching():
+    """Whether Numba's ufunc loop matching (directly, or in a comprehension of it) asks."""
+    frame = sys._getframe(2)
+    for _ in range(2):
+        if frame is None:
+            return False
+        if frame.f_code is _UFUNC_LOOP_MATCHING:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def as_dtype(nbtype):
+    """``numba.np.numpy_support.as_dtype`` that also knows the :class:`Element` types.
+
+    Numba's ufunc loop matching re-reads a dtype from its one-letter code,
+    which an ml_dtypes dtype does not have: it is told that the type has no
+    dtype, which makes it find no loop (NumPy ufuncs on these arrays are not
+    supported in compiled code) instead of failing inside Numba.
+    """
+    unliteral = types.unliteral(nbtype)
+    if isinstance(unliteral, Element):
+        if _called_by_ufunc_loop_matching():
+            raise errors.NumbaNotImplementedError(f"{unliteral} has no NumPy ufunc loop in compiled code")
+        return unliteral.numpy_dtype
+    return _numba_as_dtype(nbtype)
+
+
+as_dtype.__wrapped__ = _numba_as_dtype
+if getattr(numpy_support.as_dtype, "__wrapped__", None) is None:
+    numpy_support.as_dtype = as_dtype
+
+
+def as_dtype_hook_installed():
+    """Whether Numba's ``as_dtype`` maps the Element types to their dtypes."""
+    return all(numpy_support.as_dtype(e) == e.numpy_dtype for e in ELEMENT_TYPES.values())
+
+
+# --------------------------------------------------------------------------
+# Data model, constants, boxing
+# --------------------------------------------------------------------------
+
+
+class _CodeModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.IntType(fe_type.bitwidth))
+
+
+# Numba looks data models up by the exact class of a type.
+register_model(FloatElement)(_CodeModel)
+register_model(IntElement)(_CodeModel)
+
+
+def _code_of_scalar(value):
+    return int(np.asarray(value).view(f"u{np.asarray(value).dtype.itemsize}"))
+
+
+@lower_constant(Element)
+def _constant(context, builder, ty, pyval):
+    return context.get_constant(ty.code, _code_of_scalar(np.asarray(pyval, ty.numpy_dtype)))
+
+
+def _scalar_of_code(code, dtype):
+    return np.array(code, f"u{dtype.itemsize}").view(dtype)[()]
+
+
+def _constant_object(c, obj):
+    """A borrowed reference to ``obj``, kept in the compiled function's environment."""
+    return c.env_manager.read_const(c.env_manager.add_const(obj))
+
+
+@box(Element)
+def _box(typ, val, c):
+    code_obj = c.pyapi.long_from_ulonglong(c.builder.zext(val, ir.IntType(64)))
+    maker, dtype = _constant_object(c, _scalar_of_code), _constant_object(c, typ.numpy_dtype)
+    result = c.pyapi.call_function_objargs(maker, (code_obj, dtype))
+    c.pyapi.decref(code_obj)
+    return result
+
+
+@unbox(Element)
+def _unbox(typ, obj, c):
+    reader = c.pyapi.unserialize(c.pyapi.serialize_object(_code_of_scalar))
+    code_obj = c.pyapi.call_function_objargs(reader, (obj,))
+    c.pyapi.decref(reader)
+    failed = cgutils.is_null(c.builder, code_obj)
+    slot = cgutils.alloca_once_value(c.builder, ir.Constant(ir.IntType(typ.bitwidth), 0))
+    with cgutils.if_likely(c.builder, c.builder.not_(failed)):
+        wide = c.pyapi.long_as_ulonglong(code_obj)
+        c.pyapi.decref(code_obj)
+        c.builder.store(c.builder.trunc(wide, ir.IntType(typ.bitwidth)), slot)
+    return NativeValue(c.builder.load(slot), is_error=failed)
+
+
+# --------------------------------------------------------------------------
+# Codes and elements in compiled code
+# --------------------------------------------------------------------------
+
+
+@intrinsic
+def code_of(typingctx, element):
+    """The storage code of an element (uint8 or uint16), same bits."""
+    if not isinstance(element, Element):
+        raise errors.NumbaTypeError(f"code_of takes an ml_dtypes element, not {element}")
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+
+    return element.code(element), codegen
+
+
+@intrinsic
+def element_of(typingctx, code, kind):
+    """The element of type ``kind`` (an ml_dtypes scalar class or dtype) whose storage code is the integer ``code``."""
+    target = getattr(kind, "instance_type", None) if isinstance(kind, types.NumberClass) else None
+    if isinstance(kind, types.DType):
+        target = kind.dtype
+    if not isinstance(target, Element) or not isinstance(code, types.Integer):
+        raise errors.NumbaTypeError(f"element_of takes an integer code and an ml_dtypes type, not {code}, {kind}")
+
+    def codegen(context, builder, signature, args):
+        return context.cast(builder, args[0], code, target.code)
+
+    return target(code, kind), codegen

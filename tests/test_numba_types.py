@@ -1,0 +1,162 @@
+"""Arrays of the ml_dtypes types in @njit code: in and out unchanged and without
+copies, slices and views, array creation, scalars, and clear errors."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+from numba.np import numpy_support
+
+import numbacast
+from numbacast.integrations.numba_types import ELEMENT_TYPES, as_dtype_hook_installed
+
+ELEMENT_NAMES = [t.name for t in ELEMENT_TYPES]
+
+
+def every_code(name):
+    t = numbacast.resolve(name)
+    return np.arange(1 << t.bits, dtype=f"u{t.storage.itemsize}").view(t.storage)
+
+
+def codes(a):
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+@njit
+def _identity(a):
+    return a
+
+
+@njit
+def _slices(a):
+    return a[::2, 1:], a.T, a[1], a[:, ::-1], a.reshape(-1)
+
+
+@njit
+def _views(a):
+    raw = a.view(np.uint8)
+    return raw, raw.view(ml_dtypes.float8_e5m2)
+
+
+@njit
+def _element(a, i):
+    return a[i]
+
+
+@njit
+def _store(a, i, value):
+    a[i] = value
+
+
+@njit
+def _created(n):
+    return (
+        np.empty(n, ml_dtypes.bfloat16),
+        np.zeros((n, 2), ml_dtypes.float8_e8m0fnu),
+        np.ones(n, ml_dtypes.int4),
+        np.full(n, 1.7, ml_dtypes.float8_e4m3fn),
+        np.full(n, np.float32(1.7), ml_dtypes.bfloat16),
+    )
+
+
+def test_every_ml_dtypes_type_is_registered():
+    assert set(ELEMENT_NAMES) == {
+        "bfloat16",
+        "float8e4m3fn",
+        "float8e4m3fnuz",
+        "float8e5m2",
+        "float8e5m2fnuz",
+        "float8e8m0",
+        "float4e2m1",
+        "float6e2m3",
+        "float6e3m2",
+        "int4",
+        "uint4",
+        "int2",
+        "uint2",
+    }
+    assert as_dtype_hook_installed()
+    for t, element in ELEMENT_TYPES.items():
+        assert numpy_support.from_dtype(t.storage) is element
+        assert numpy_support.as_dtype(element) == t.storage
+
+
+@pytest.mark.parametrize("name", ELEMENT_NAMES)
+def test_an_array_comes_back_unchanged_and_uncopied(name):
+    a = every_code(name)
+    back = _identity(a)
+    assert back.dtype == a.dtype and np.array_equal(codes(back), codes(a))
+    assert np.shares_memory(back, a) and back.ctypes.data == a.ctypes.data
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8e4m3fn", "int4", "float6e2m3"])
+def test_slices_and_views_behave_as_for_float32(name):
+    t = numbacast.resolve(name)
+    a = np.resize(every_code(name), 6 * 5).reshape(6, 5)
+    f = codes(a).astype(np.float32)  # a float32 array of the same shape, to compare the layouts
+    for got, want, like in zip(_slices(a), _slices.py_func(a), _slices(f)):
+        assert got.dtype == t.storage and got.shape == want.shape == like.shape
+        assert got.strides == want.strides if got.itemsize == want.itemsize else True
+        assert np.array_equal(codes(np.ascontiguousarray(got)), codes(np.ascontiguousarray(want)))
+        assert np.shares_memory(got, a)
+
+
+def test_views_to_codes_and_back():
+    a = every_code("float8e5m2")
+    raw, again = _views(a)
+    assert raw.dtype == np.uint8 and again.dtype == ml_dtypes.float8_e5m2
+    assert np.array_equal(raw, codes(a)) and np.array_equal(codes(again), codes(a))
+    assert np.shares_memory(raw, a) and np.shares_memory(again, a)
+
+
+def test_strided_input():
+    a = every_code("bfloat16")[3::7]
+    back = _identity(a)
+    assert back.strides == a.strides and np.array_equal(codes(back), codes(a))
+
+
+def test_array_creation_inside_njit():
+    empty, zeros, ones, full, full32 = _created(3)
+    assert empty.dtype == ml_dtypes.bfloat16 and empty.shape == (3,)
+    assert zeros.dtype == ml_dtypes.float8_e8m0fnu and not codes(zeros).any()  # as np.zeros: code 0
+    assert np.array_equal(codes(ones), codes(np.ones(3, ml_dtypes.int4)))
+    assert np.array_equal(codes(full), codes(np.full(3, 1.7, ml_dtypes.float8_e4m3fn)))
+    assert np.array_equal(codes(full32), codes(np.full(3, np.float32(1.7), ml_dtypes.bfloat16)))
+
+
+@pytest.mark.parametrize("name", ELEMENT_NAMES)
+def test_scalars_in_and_out(name):
+    a = every_code(name)
+    for i in (0, 1, a.size // 2 + 1, a.size - 1):
+        got = _element(a, i)
+        assert type(got) is a.dtype.type and codes(np.array(got)) == codes(a)[i]
+        b = np.zeros_like(a)
+        _store(b, 0, a[i])  # a scalar passed in, stored unchanged
+        assert codes(b)[0] == codes(a)[i]
+
+
+def test_global_scalar_constant():
+    half = ml_dtypes.bfloat16(0.5)
+
+    @njit
+    def scale(a, i):
+        return a[i] * half
+
+    a = np.array([3.0, 5.0], ml_dtypes.bfloat16)
+    assert scale(a, 1) == scale.py_func(a, 1) == ml_dtypes.bfloat16(2.5)
+
+
+def test_ml_dtypes_type_numbacast_does_not_know_is_named():
+    a = np.zeros(3, ml_dtypes.float8_e3m4)
+    with pytest.raises(TypingError, match="float8_e3m4"):
+        _identity(a)
+
+
+def test_ufuncs_on_whole_arrays_are_refused_with_what_to_do():
+    @njit
+    def whole(a):
+        return a * 1.5
+
+    with pytest.raises(TypingError, match=r"NumPy operators on whole bfloat16 arrays .* Loop over the elements"):
+        whole(np.zeros(3, ml_dtypes.bfloat16))
