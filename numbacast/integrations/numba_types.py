@@ -113,7 +113,7 @@ ELEMENT_TYPES = {t: (IntElement if t.is_integer else FloatElement)(t.name) for t
 _BY_DTYPE = {element.numpy_dtype: element for element in ELEMENT_TYPES.values()}
 
 for _dtype, _element in _BY_DTYPE.items():
-    numpy_support.FROM_DTYPE.setdefault(_dtype, _element)
+    numpy_support.FROM_DTYPE.setdefault(_dtype, _element)  # type: ignore[attr-defined]
 del _dtype, _element
 
 
@@ -158,7 +158,7 @@ def as_dtype(nbtype):
     return _numba_as_dtype(nbtype)
 
 
-as_dtype.__wrapped__ = _numba_as_dtype
+as_dtype.__wrapped__ = _numba_as_dtype  # type: ignore[attr-defined]
 if getattr(numpy_support.as_dtype, "__wrapped__", None) is None:
     numpy_support.as_dtype = as_dtype
 
