@@ -50,6 +50,9 @@ CHUNK_BYTES = 16 * 2**20
 
 FILE_KINDS = (".npy", ".pb")
 
+#: The first bytes of every .npy file.
+NPY_MAGIC = b"\x93NUMPY"
+
 #: The bench harness, in the repository's benchmarks/ folder.
 BENCH_MODULE = "benchmarks.harness.bench"
 
@@ -226,8 +229,11 @@ def read_npy(path):
     file when it is empty, cut short or not a .npy file."""
     with open(path, "rb") as f:  # OSError (missing, unreadable) as it is: it names the file
         size = os.fstat(f.fileno()).st_size
+        magic = f.read(len(NPY_MAGIC))
     if size == 0:
         raise CommandError(f"{path}: the file is empty, not a .npy file")
+    if magic != NPY_MAGIC:  # also keeps numpy.load from opening zip (.npz) or pickle files
+        raise CommandError(f"{path}: not a valid .npy file (it does not start with the .npy magic string)")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # NumPy's overflow warnings on absurd shapes: the error follows
