@@ -78,7 +78,15 @@ from ..engine.bits import float32_from_bits, float_bits
 from ..engine.conversion import Conversion, scalar_converter, source_stage
 from ..formats import description as formats
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT8E8M0
-from .numba_types import Element, FloatElement, IntElement, code_of, element_of, has_numpy_cast
+from .numba_types import (
+    Element,
+    FloatElement,
+    ForeignElement,
+    IntElement,
+    code_of,
+    element_of,
+    has_numpy_cast,
+)
 
 _jit = functools.partial(njit, nogil=True, error_model="numpy")
 
@@ -360,6 +368,9 @@ def _plan(symbol, a, b, comparison):
             f"@njit code. Loop over the elements (out[i] = a[i] {symbol} b[i]), or cast the array first: "
             f"numbacast.cast(a, 'float') {symbol} ..."
         )
+    for operand in (a, b):
+        if isinstance(operand, ForeignElement):
+            raise errors.NumbaTypeError(operand.refusal())
     element = a if isinstance(a, Element) else b if isinstance(b, Element) else None
     if element is None or not (_scalar(a) and _scalar(b)):
         return None
@@ -498,8 +509,28 @@ for _op, _symbol in _REFUSED.items():
     _refused(_op, _symbol)
 
 
+@lower_cast(ForeignElement, types.Any)
+@lower_cast(types.Any, ForeignElement)
+def _foreign_cast(context, builder, fromty, toty, value):
+    raise errors.NumbaTypeError((fromty if isinstance(fromty, ForeignElement) else toty).refusal())
+
+
+@lower_builtin(bool, ForeignElement)
+def _foreign_bool(context, builder, signature, args):
+    raise errors.NumbaTypeError(signature.args[0].refusal())
+
+
+def _refuse_foreign(*operands):
+    for operand in operands:
+        if isinstance(operand, ForeignElement):
+            raise errors.NumbaTypeError(operand.refusal())
+        if isinstance(operand, types.Array) and isinstance(operand.dtype, ForeignElement):
+            raise errors.NumbaTypeError(operand.dtype.refusal())
+
+
 @overload(operator.setitem)
 def _setitem(array, index, value):
+    _refuse_foreign(array, value)
     if (
         isinstance(array, types.Array)
         and isinstance(array.dtype, Element)
@@ -572,6 +603,7 @@ def _absolute(element):
 
 @overload(operator.neg)
 def _neg(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         negate = _negation(x)
         return lambda x: negate(x)
@@ -579,12 +611,14 @@ def _neg(x):
 
 @overload(operator.pos)
 def _pos(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: x
 
 
 @overload(abs)
 def _abs(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         absolute = _absolute(x)
         return lambda x: absolute(x)
@@ -592,12 +626,14 @@ def _abs(x):
 
 @overload(float)
 def _float(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: np.float64(x)
 
 
 @overload(int)
 def _int(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: np.int64(x)
 
