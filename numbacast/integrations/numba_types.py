@@ -32,6 +32,7 @@ operators they support is :mod:`numbacast.integrations.elements`.
 """
 
 import sys
+import typing
 
 import ml_dtypes
 import numpy as np
@@ -154,8 +155,9 @@ def _foreign_dtypes():
 _BY_DTYPE = {element.numpy_dtype: element for element in ELEMENT_TYPES.values()}
 _BY_DTYPE.update({foreign.numpy_dtype: foreign for foreign in map(ForeignElement, sorted(set(_foreign_dtypes())))})
 
+_FROM_DTYPE = typing.cast(dict, numpy_support.FROM_DTYPE)  # Numba's dtype -> type table
 for _dtype, _element in _BY_DTYPE.items():
-    numpy_support.FROM_DTYPE.setdefault(_dtype, _element)
+    _FROM_DTYPE.setdefault(_dtype, _element)
 del _dtype, _element
 
 
@@ -200,7 +202,7 @@ def as_dtype(nbtype):
     return _numba_as_dtype(nbtype)
 
 
-as_dtype.__wrapped__ = _numba_as_dtype
+as_dtype.__wrapped__ = _numba_as_dtype  # type: ignore[attr-defined]
 if getattr(numpy_support.as_dtype, "__wrapped__", None) is None:
     numpy_support.as_dtype = as_dtype
 
