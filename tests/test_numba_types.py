@@ -147,10 +147,18 @@ def test_global_scalar_constant():
     assert scale(a, 1) == scale.py_func(a, 1) == ml_dtypes.bfloat16(2.5)
 
 
-def test_ml_dtypes_type_numbacast_does_not_know_is_named():
-    a = np.zeros(3, ml_dtypes.float8_e3m4)
-    with pytest.raises(TypingError, match="float8_e3m4"):
-        _identity(a)
+@pytest.mark.parametrize(
+    "use", ["a[0] * 2", "np.float32(a[0])", "float(a[0])", "-a[0]", "bool(a[0])", "numbacast.cast(a, 'float')"]
+)
+def test_an_ml_dtypes_type_numbacast_does_not_know_is_a_clear_compile_time_error(use):
+    a = np.ones(3, ml_dtypes.float8_e3m4)
+    assert _identity(a).dtype == a.dtype  # its arrays pass through unchanged
+    function = njit(eval(f"lambda a: {use}", {"np": np, "numbacast": numbacast}))
+    with pytest.raises(Exception) as error:
+        function(a)
+    message = str(error.value)
+    assert "float8_e3m4" in message
+    assert "a.astype(np.float32)" in message or "unsupported dtype float8_e3m4; accepted:" in message
 
 
 def test_ufuncs_on_whole_arrays_are_refused_with_what_to_do():

@@ -1,7 +1,8 @@
 """Elements of the ml_dtypes types in ``@njit`` code: their values, how values
 are stored into them and the operators they support -- each one as NumPy 2
-with ml_dtypes computes it, bit for bit (measured; the test-suite compares
-every code of every type with NumPy).
+with ml_dtypes computes it, bit for bit (measured; ``tests/test_elements.py``
+compares every code of every type with NumPy, and ``docs/numba-types.md``
+states the rules for users).
 
 Values
     ``float(x)``, ``np.float32(x)`` and ``np.float64(x)`` give the exact value
@@ -11,21 +12,26 @@ Values
 
 Stores
     ``a[i] = v``, ``ml_dtypes.float8_e4m3fn(v)`` and every other conversion
-    *into* an element round ``v`` as the same assignment does in NumPy:
+    *into* an element round ``v`` as the same assignment does in NumPy
+    (:func:`store_rule`):
 
     * BFLOAT16, the float8 types, FLOAT4E2M1 and the float6 types round to
       nearest even and never saturate where the type has NaN or infinity:
       they are :func:`numbacast.cast` with ``saturate=False`` from FLOAT (a
       float32 value) or from DOUBLE (a float64 value), except that a float64
-      goes to BFLOAT16 through float32 (two roundings, as ml_dtypes does),
+      goes to BFLOAT16 through float32 (two roundings, as ml_dtypes does);
+      NaN into FLOAT4E2M1 or a float6 type gives a zero of the opposite sign;
       FLOAT8E8M0 rounds to the nearest power of two with ties up, takes every
       value at or below 2**-127 to 2**-127 and every other one below 2**-126
-      to 2**-126, and gives NaN for zero and negative values, and NaN into
-      FLOAT4E2M1 or a float6 type gives a zero of the opposite sign;
+      to 2**-126, gives NaN for zero and negative values, and follows the
+      installed ml_dtypes for float64 values in [1.5 * 2**128, 2**129)
+      (ml_dtypes 0.6 gives 2**-127);
     * INT4, UINT4, INT2 and UINT2 keep the low bits of the value truncated
       toward zero (NaN, infinities and magnitudes of 2**63 or more give 0;
       NumPy raises for a Python float out of the type's range, and for NaN);
-    * integers go to the float types through float64, booleans as 0 and 1.
+    * integers go to the float types through float64, booleans as 0 and 1;
+    * an element of another type goes through its value where NumPy has a
+      cast between the two types, and is refused where it has none.
 
 Operators (``x``, ``y`` elements of one type ``T``; ``k`` a Python int --
 in compiled code an ``int64``, literal or not; ``f`` a ``float32``; ``d`` a
@@ -39,8 +45,8 @@ Python float -- in compiled code a ``float64``)
     ``x op d``, ``d op x``  float32 (``d`` is   refused (NumPy: float16)
                             rounded to float32
                             first)
-    ``x op k``, ``k op x``  T (``k`` is stored  int8 (``k`` must fit in int8;
-                            into T first)       the result wraps around)
+    ``x op k``, ``k op x``  T (``k`` is stored  int8 (``k`` must fit in int8,
+                            into T first)       else OverflowError; wraps)
     ``-x``, ``+x``          T                   T
     ``abs(x)``              T                   int8
     ======================  ==================  ==================================
@@ -50,9 +56,10 @@ Python float -- in compiled code a ``float64``)
     compare the operands converted as for arithmetic.  A float result is the
     float32 operation (no ZeroDivisionError: division by zero gives an
     infinity or NaN, as in NumPy); a T result is that float32 result stored
-    into T.  One difference remains: where an operand of ``x op y`` is NaN,
-    the sign of the NaN result is the float32 operation's, which ml_dtypes'
-    own compiled loops do not always keep.
+    into T.  ``-x`` and ``abs(x)`` of a float type work on the sign bit, as
+    ml_dtypes does.  One difference remains: where an operand of ``x op y``
+    is NaN, the sign of the NaN result is the float32 operation's, which
+    ml_dtypes' own compiled loops do not always keep.
 
     ``d`` and ``k`` are "weak" Python numbers in NumPy 2: an ``np.float64`` or
     ``np.int64`` operand would give a float64 there, but compiled code cannot
@@ -60,9 +67,11 @@ Python float -- in compiled code a ``float64``)
     ``np.float64(x) * w`` to compute in float64.
 
     Everything else is refused when the function compiles, with the reason
-    and what to write instead: ``//``, ``%``, ``**``, bitwise operators,
-    operands of two different element types, and integer, float16 and bool
-    operands other than those above.
+    and what to write instead: ``//``, ``%``, ``**``, ``~`` and the bitwise
+    operators, operands of two different element types, integer operands
+    other than ``int64``, float16 and bool operands, NumPy operators on whole
+    arrays, and any use of an element of an ml_dtypes type that is no ONNX
+    type.
 """
 
 import functools
@@ -78,7 +87,15 @@ from ..engine.bits import float32_from_bits, float_bits
 from ..engine.conversion import Conversion, scalar_converter, source_stage
 from ..formats import description as formats
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT8E8M0
-from .numba_types import Element, FloatElement, IntElement, code_of, element_of, has_numpy_cast
+from .numba_types import (
+    Element,
+    FloatElement,
+    ForeignElement,
+    IntElement,
+    code_of,
+    element_of,
+    has_numpy_cast,
+)
 
 _jit = functools.partial(njit, nogil=True, error_model="numpy")
 
@@ -360,6 +377,9 @@ def _plan(symbol, a, b, comparison):
             f"@njit code. Loop over the elements (out[i] = a[i] {symbol} b[i]), or cast the array first: "
             f"numbacast.cast(a, 'float') {symbol} ..."
         )
+    for operand in (a, b):
+        if isinstance(operand, ForeignElement):
+            raise errors.NumbaTypeError(operand.refusal())
     element = a if isinstance(a, Element) else b if isinstance(b, Element) else None
     if element is None or not (_scalar(a) and _scalar(b)):
         return None
@@ -498,8 +518,28 @@ for _op, _symbol in _REFUSED.items():
     _refused(_op, _symbol)
 
 
+@lower_cast(ForeignElement, types.Any)
+@lower_cast(types.Any, ForeignElement)
+def _foreign_cast(context, builder, fromty, toty, value):
+    raise errors.NumbaTypeError((fromty if isinstance(fromty, ForeignElement) else toty).refusal())
+
+
+@lower_builtin(bool, ForeignElement)
+def _foreign_bool(context, builder, signature, args):
+    raise errors.NumbaTypeError(signature.args[0].refusal())
+
+
+def _refuse_foreign(*operands):
+    for operand in operands:
+        if isinstance(operand, ForeignElement):
+            raise errors.NumbaTypeError(operand.refusal())
+        if isinstance(operand, types.Array) and isinstance(operand.dtype, ForeignElement):
+            raise errors.NumbaTypeError(operand.dtype.refusal())
+
+
 @overload(operator.setitem)
 def _setitem(array, index, value):
+    _refuse_foreign(array, value)
     if (
         isinstance(array, types.Array)
         and isinstance(array.dtype, Element)
@@ -572,6 +612,7 @@ def _absolute(element):
 
 @overload(operator.neg)
 def _neg(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         negate = _negation(x)
         return lambda x: negate(x)
@@ -579,12 +620,14 @@ def _neg(x):
 
 @overload(operator.pos)
 def _pos(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: x
 
 
 @overload(abs)
 def _abs(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         absolute = _absolute(x)
         return lambda x: absolute(x)
@@ -592,12 +635,14 @@ def _abs(x):
 
 @overload(float)
 def _float(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: np.float64(x)
 
 
 @overload(int)
 def _int(x):
+    _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: np.int64(x)
 

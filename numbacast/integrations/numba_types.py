@@ -22,12 +22,19 @@ those codes, with no copy on the way in or out:
   casts to and from every Numba number type (``lower_cast``): what
   ``a[i] = v``, ``np.float32(a[i])`` and ``ml_dtypes.float8_e4m3fn(v)`` compile to.
 
+The other ml_dtypes dtypes, which are no ONNX type (``float8_e3m4``,
+``int1`` ...), are :class:`ForeignElement`: their arrays pass through compiled
+code unchanged, and any use of an element is a compile-time error that says
+what to do instead.
+
 What the elements' values are, how values are stored into them and which
 operators they support is :mod:`numbacast.integrations.elements`.
 """
 
 import sys
+import typing
 
+import ml_dtypes
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -110,10 +117,47 @@ def _is_ml_dtypes(onnx_type):
 #: The Numba type of every ONNX type stored as an ml_dtypes dtype, by ONNX type.
 ELEMENT_TYPES = {t: (IntElement if t.is_integer else FloatElement)(t.name) for t in TYPES if _is_ml_dtypes(t)}
 
-_BY_DTYPE = {element.numpy_dtype: element for element in ELEMENT_TYPES.values()}
 
+class ForeignElement(types.Number):
+    """An element of an ml_dtypes dtype that is no ONNX type (``float8_e3m4``,
+    ``int1``, ``complex32`` ...).  Its arrays pass through ``@njit`` code
+    unchanged; using an element, or casting such an array with numbacast, is a
+    compile-time error that names the type and says what to do instead."""
+
+    def __init__(self, dtype_name):
+        self.dtype_name = dtype_name
+        self.bitwidth = 8 * self.numpy_dtype.itemsize
+        super().__init__(name=dtype_name)
+
+    @property
+    def numpy_dtype(self):
+        return np.dtype(getattr(ml_dtypes, self.dtype_name))
+
+    def refusal(self):
+        return (
+            f"numbacast: {self.dtype_name} is an ml_dtypes type but no ONNX type, so numbacast gives its elements "
+            f"no values or operators in @njit code. Convert the array before the call (a.astype(np.float32)), or "
+            f"store it as one of: {', '.join(element.name for element in ELEMENT_TYPES.values())}"
+        )
+
+    def unify(self, typingctx, other):
+        return None
+
+
+def _foreign_dtypes():
+    known = {t.storage for t in TYPES}
+    for name in dir(ml_dtypes):
+        kind = getattr(ml_dtypes, name)
+        if isinstance(kind, type) and issubclass(kind, np.generic) and np.dtype(kind) not in known:
+            yield np.dtype(kind).name
+
+
+_BY_DTYPE = {element.numpy_dtype: element for element in ELEMENT_TYPES.values()}
+_BY_DTYPE.update({foreign.numpy_dtype: foreign for foreign in map(ForeignElement, sorted(set(_foreign_dtypes())))})
+
+_FROM_DTYPE = typing.cast(dict, numpy_support.FROM_DTYPE)  # Numba's dtype -> type table
 for _dtype, _element in _BY_DTYPE.items():
-    numpy_support.FROM_DTYPE.setdefault(_dtype, _element)  # type: ignore[attr-defined]
+    _FROM_DTYPE.setdefault(_dtype, _element)
 del _dtype, _element
 
 
@@ -151,7 +195,7 @@ def as_dtype(nbtype):
     supported in compiled code) instead of failing inside Numba.
     """
     unliteral = types.unliteral(nbtype)
-    if isinstance(unliteral, Element):
+    if isinstance(unliteral, (Element, ForeignElement)):
         if _called_by_ufunc_loop_matching():
             raise errors.NumbaNotImplementedError(f"{unliteral} has no NumPy ufunc loop in compiled code")
         return unliteral.numpy_dtype
@@ -181,6 +225,7 @@ class _CodeModel(models.PrimitiveModel):
 # Numba looks data models up by the exact class of a type.
 register_model(FloatElement)(_CodeModel)
 register_model(IntElement)(_CodeModel)
+register_model(ForeignElement)(_CodeModel)
 
 
 def _code_of_scalar(value):
@@ -201,6 +246,7 @@ def _constant_object(c, obj):
     return c.env_manager.read_const(c.env_manager.add_const(obj))
 
 
+@box(ForeignElement)
 @box(Element)
 def _box(typ, val, c):
     code_obj = c.pyapi.long_from_ulonglong(c.builder.zext(val, ir.IntType(64)))
@@ -210,6 +256,7 @@ def _box(typ, val, c):
     return result
 
 
+@unbox(ForeignElement)
 @unbox(Element)
 def _unbox(typ, obj, c):
     reader = c.pyapi.unserialize(c.pyapi.serialize_object(_code_of_scalar))
