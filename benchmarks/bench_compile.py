@@ -1,12 +1,17 @@
-"""First call of a new pair in a fresh process: compiling it, or loading it from the disk cache.
+"""First calls in a fresh process: ``import numbacast``, and the first cast of
+a pair, compiling it or loading it from the disk cache.
 
 Each sample is a new Python process (asv's ``timeraw_``); its untimed setup
-points ``NUMBA_CACHE_DIR`` at a cache directory and imports numbacast, and the
-timed statement is the first cast of 1,000 elements.  ``timeraw_compile`` uses
-an empty directory, so the kernels are compiled; ``timeraw_load`` uses one that
-``setup_cache`` filled, so they are loaded.  FLOAT -> FLOAT8E5M2FNUZ compiles
-one kernel; BFLOAT16 -> INT2, a 16-bit source, compiles the two kernels that
-build its table.
+points ``NUMBA_CACHE_DIR`` at a cache directory, imports NumPy and ml_dtypes
+and makes the source array with them (not with numbacast, which would compile
+or load kernels and set Numba up before the timed statement).  The timed
+statement imports numbacast and casts once.  ``timeraw_compile`` uses an
+empty directory, so the kernels are compiled; ``timeraw_load`` uses one that
+``setup_cache`` filled, so they are loaded.
+
+The cases: a small array of a pair that computes (one serial loop), a 16-bit
+source (the two serial loops that fill its table, then the lookup), a 16M
+array (the parallel loop), and the two directions of text.
 """
 
 import os
@@ -14,7 +19,14 @@ import subprocess
 import sys
 import textwrap
 
-PAIRS = {"float->float8e5m2fnuz": ("float", "float8e5m2fnuz"), "bfloat16->int2": ("bfloat16", "int2")}
+#: case: (source dtype expression, target, elements)
+CASES = {
+    "float->float8e5m2fnuz": ("np.float32", "float8e5m2fnuz", 1000),
+    "bfloat16->int2": ("ml_dtypes.bfloat16", "int2", 1000),
+    "float->float8e5m2fnuz-16M": ("np.float32", "float8e5m2fnuz", 1 << 24),
+    "float->string": ("np.float32", "string", 1000),
+    "string->float": ("str", "float", 1000),
+}
 
 CHILD_SETUP = """
     import atexit, os, shutil, tempfile
@@ -22,39 +34,45 @@ CHILD_SETUP = """
     if not {cache!r}:
         atexit.register(shutil.rmtree, cache, True)
     os.environ["NUMBA_CACHE_DIR"] = cache
+    import ml_dtypes
     import numpy as np
-    import numbacast
-    x = numbacast.cast(np.linspace(-4, 4, 1000, dtype=np.float32), {source!r})
+    x = np.linspace(-4, 4, {size}).astype({source})
 """
 
-FIRST_CAST = "numbacast.cast(x, {target!r}, saturate=False)"
+FIRST_CAST = "import numbacast\nnumbacast.cast(x, {target!r}, saturate=False)"
 
 
-def first_cast(pair, cache=""):
-    source, target = PAIRS[pair]
-    return FIRST_CAST.format(target=target), textwrap.dedent(CHILD_SETUP.format(cache=cache, source=source))
+def first_cast(case, cache=""):
+    source, target, size = CASES[case]
+    setup = textwrap.dedent(CHILD_SETUP.format(cache=cache, source=source, size=size))
+    return FIRST_CAST.format(target=target), setup
 
 
 def setup_cache():
-    """A disk cache holding every pair's kernels, filled by a separate process."""
+    """A disk cache holding every case's kernels, filled by a separate process."""
     cache = os.path.abspath("numba-cache")  # asv runs this in a directory it removes afterwards
     statements = []
-    for pair in PAIRS:
-        statement, setup = first_cast(pair, cache)
+    for case in CASES:
+        statement, setup = first_cast(case, cache)
         statements += [setup, statement]
     subprocess.run([sys.executable, "-c", "\n".join(statements)], check=True)
     return cache
 
 
-def timeraw_compile(cache, pair):
-    return first_cast(pair)
+def timeraw_compile(cache, case):
+    return first_cast(case)
 
 
-def timeraw_load(cache, pair):
-    return first_cast(pair, cache)
+def timeraw_load(cache, case):
+    return first_cast(case, cache)
+
+
+def timeraw_import(cache):
+    """``import numbacast`` alone (it does not import Numba)."""
+    return "import numbacast", "import numpy, ml_dtypes"
 
 
 for benchmark in (timeraw_compile, timeraw_load):
-    benchmark.params = [list(PAIRS)]
-    benchmark.param_names = ["pair"]
+    benchmark.params = [list(CASES)]
+    benchmark.param_names = ["case"]
     benchmark.timeout = 300

@@ -20,10 +20,11 @@ The package reads as the pipeline a cast runs through:
 """
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 from .api import cast
-from .engine.cache import CacheWarning
-from .engine.codecs import ROUND_MODES
 from .formats.registry import (
     BFLOAT16,
     BOOL,
@@ -55,8 +56,6 @@ from .formats.registry import (
     OnnxType,
     resolve,
 )
-from .integrations import njit as _njit  # noqa: F401  (registers numbacast.cast inside @njit code)
-from .packing import pack, unpack
 
 __version__ = "0.1.0"
 
@@ -102,8 +101,70 @@ __all__ = [
 #: Submodules that ``numbacast.<name>`` imports on first use (they are not needed by ``cast``).
 _SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx"}
 
+#: Names that ``numbacast.<name>`` imports from the Numba-compiled layers on first use:
+#: ``import numbacast`` does not import Numba (see :func:`numbacast.api.runtime`).
+_LAZY = {"pack": ".packing", "unpack": ".packing", "ROUND_MODES": ".engine.codecs", "CacheWarning": ".engine.cache"}
+
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(_SUBMODULES[name], __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
+
+def _register_with_numba():
+    """Teach Numba ``numbacast.cast`` inside ``@njit`` code (:mod:`numbacast.integrations.njit`)."""
+    from .integrations import njit  # noqa: F401
+
+
+def _register_before_numba_compiles():
+    """Call :func:`_register_with_numba` when Numba first compiles or loads a
+    function, where it loads its extensions (``numba.core.entrypoints.init_all``):
+    by then no numbacast module is half-imported."""
+    from numba.core import entrypoints
+
+    init_all = entrypoints.init_all
+
+    def init_all_then_register():
+        entrypoints.init_all = init_all
+        init_all()
+        _register_with_numba()
+
+    entrypoints.init_all = init_all_then_register
+
+
+class _WhenNumbaIsImported(importlib.abc.MetaPathFinder):
+    """Runs :func:`_register_before_numba_compiles` right after Numba is
+    imported, by anyone: ``@njit`` code can call ``numbacast.cast`` whichever
+    of Numba and numbacast was imported first, and ``import numbacast`` does
+    not import Numba.  The finder removes itself on Numba's import."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "numba":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_hook(module):
+            exec_module(module)
+            _register_before_numba_compiles()
+
+        spec.loader.exec_module = exec_then_hook
+        return spec
+
+
+if "numba" in sys.modules:
+    _register_with_numba()
+else:
+    sys.meta_path.insert(0, _WhenNumbaIsImported())

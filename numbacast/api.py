@@ -7,25 +7,31 @@ Dask arrays to :mod:`numbacast.integrations.dask_array`.
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .engine.arrays import cast_numbers
-from .engine.checks import (
-    check_out_type,
-    check_packed,
-    check_round_mode,
-    check_saturate,
-    is_dask_array,
-    is_masked_array,
-    refuse_dask,
-)
 from .formats.registry import TypeLike, resolve
-from .integrations.dask_array import cast_lazily
-from .packing import cast_packed
-from .text.strings import cast_text
+
+
+@functools.cache
+def runtime() -> Any:
+    """The modules a cast runs in, imported on the first call: ``import
+    numbacast`` does not import Numba, a third of a second."""
+    import numba  # noqa: F401  (first: its import hooks then find no half-imported numbacast module)
+
+    from .engine import checks
+    from .engine.arrays import cast_numbers
+    from .integrations.dask_array import cast_lazily
+    from .packing import cast_packed
+    from .text.strings import cast_text
+
+    return SimpleNamespace(
+        checks=checks, cast_numbers=cast_numbers, cast_lazily=cast_lazily, cast_packed=cast_packed, cast_text=cast_text
+    )
 
 
 def cast(
@@ -88,23 +94,26 @@ def cast(
         Also for a text that is not a number, naming its index.
     """
     target = resolve(to)
-    saturate, round_mode, packed = check_saturate(saturate), check_round_mode(round_mode), check_packed(packed)
-    if out is not None and not is_dask_array(x):
-        check_out_type(out)
-    if is_masked_array(x):
+    run = runtime()
+    checks = run.checks
+    saturate = checks.check_saturate(saturate)
+    round_mode, packed = checks.check_round_mode(round_mode), checks.check_packed(packed)
+    if out is not None and not checks.is_dask_array(x):
+        checks.check_out_type(out)
+    if checks.is_masked_array(x):
         return cast_masked(x, target, saturate, round_mode, out, packed)
-    if is_dask_array(x):
+    if checks.is_dask_array(x):
         if packed:
-            refuse_dask(x, "numbacast.cast(..., packed=True)")
-        return cast_lazily(x, target, saturate, round_mode, out)
+            checks.refuse_dask(x, "numbacast.cast(..., packed=True)")
+        return run.cast_lazily(x, target, saturate, round_mode, out)
     array = np.asarray(x)
     if target.is_string or array.dtype.kind in "USO":
         if packed:
             raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
-        return cast_text(array, target, saturate, round_mode, out)
+        return run.cast_text(array, target, saturate, round_mode, out)
     if packed:
-        return cast_packed(array, target, saturate, round_mode, out)
-    return cast_numbers(array, target, saturate, round_mode, out)
+        return run.cast_packed(array, target, saturate, round_mode, out)
+    return run.cast_numbers(array, target, saturate, round_mode, out)
 
 
 def cast_masked(x, target, saturate, round_mode, out, packed):

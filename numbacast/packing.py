@@ -35,7 +35,7 @@ from .engine.arrays import table, uses_table
 from .engine.cache import cached_njit
 from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
-from .engine.kernels import PARALLEL_MIN, take_turns
+from .engine.kernels import split_run
 from .formats.registry import TYPES, TypeLike, resolve
 
 _jit = functools.partial(njit, cache=False, nogil=True)
@@ -109,27 +109,10 @@ def _repack_group(src, dst, first_in, in_items, in_bits, first_out, out_items, o
         dst[np.uint64(first_out + k)] = element(item, write, table)
 
 
-@cached_njit(parallel=True, nogil=True)
-def repack_kernel(src, dst, read, write, table):
-    """Re-cut the bit stream of ``src`` into the items of ``dst``, group by group.
-
-    Packing: ``read`` is the conversion of each element of ``src`` and
-    ``write`` None; ``dst`` gets the packed bytes.  Unpacking: ``read`` is None
-    and ``write`` the conversion of each element unpacked from the bytes
-    ``src`` into ``dst``.  ``table`` (or None) holds the converted value of
-    every code of a narrow element type."""
+@_jit
+def _repack_tail(src, dst, full, read, write, table):
+    """The last, partial group of :func:`repack_kernel` after ``full`` whole ones."""
     in_items, in_bits, out_items, out_bits = stream_layout(read, write)
-    full = min(src.size // in_items, dst.size // out_items)
-    if max(src.size, dst.size) < PARALLEL_MIN:  # the element side is the longer
-        for g in range(full):
-            _repack_group(
-                src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table
-            )
-    else:
-        for g in prange(full):
-            _repack_group(
-                src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table
-            )
     _repack_group(
         src,
         dst,
@@ -143,6 +126,39 @@ def repack_kernel(src, dst, read, write, table):
         write,
         table,
     )
+
+
+@cached_njit(nogil=True)
+def repack_serial(src, dst, read, write, table):
+    """:func:`repack_kernel` on the calling thread."""
+    in_items, in_bits, out_items, out_bits = stream_layout(read, write)
+    full = min(src.size // in_items, dst.size // out_items)
+    for g in range(full):
+        _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table)
+    _repack_tail(src, dst, full, read, write, table)
+
+
+@cached_njit(parallel=True, nogil=True)
+def repack_parallel(src, dst, read, write, table):
+    """:func:`repack_kernel` over Numba's thread pool."""
+    in_items, in_bits, out_items, out_bits = stream_layout(read, write)
+    full = min(src.size // in_items, dst.size // out_items)
+    for g in prange(full):
+        _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table)
+    _repack_tail(src, dst, full, read, write, table)
+
+
+#: Re-cut the bit stream of ``src`` into the items of ``dst``, group by group:
+#: ``split_run(repack_kernel, max(src.size, dst.size), src, dst, read, write, table)``
+#: (the element side is the longer).
+#:
+#: Packing: ``read`` is the conversion of each element of ``src`` and
+#: ``write`` None; ``dst`` gets the packed bytes.  Unpacking: ``read`` is None
+#: and ``write`` the conversion of each element unpacked from the bytes
+#: ``src`` into ``dst``.  ``table`` (or None) holds the converted value of
+#: every code of a narrow element type.  The parallel loop is compiled on the
+#: first array of :data:`~numbacast.engine.kernels.PARALLEL_MIN` elements.
+repack_kernel = (repack_serial, repack_parallel)
 
 
 def _table_for(conversion):
@@ -179,7 +195,7 @@ def pack_with(conversion, array):
     lookup = _table_for(conversion)
     src = flat.view(kernel_dtype(conversion.source) if lookup is None else f"u{flat.dtype.itemsize}")
     dst = np.empty(packed_size(flat.size, conversion.target.bits), np.uint8)
-    take_turns(repack_kernel, src, dst, conversion, None, lookup)
+    split_run(repack_kernel, flat.size, src, dst, conversion, None, lookup)
     return dst
 
 
@@ -188,8 +204,9 @@ def unpack_with(conversion, codes, shape):
     ``codes``, as checked by :func:`packed_data`."""
     check_packed_type(conversion.source, "the packed type")
     out = np.empty(shape, conversion.target.storage)
-    take_turns(
+    split_run(
         repack_kernel,
+        out.size,
         codes,
         out.reshape(-1).view(kernel_dtype(conversion.target)),
         None,

@@ -96,3 +96,18 @@ def test_json_writes_the_results_and_the_machine(capsys, tmp_path):
     assert row["numbacast"] > 0 and row["reference"] > 0
     assert row["ratio"] == pytest.approx(row["numbacast"] / row["reference"], rel=2e-3)
     assert data["summary"] == {"PASS": row["result"] == "PASS", "short": row["result"] == "short", "n/a": 0, "rows": 1}
+
+
+def test_cpu_option_runs_a_child_compiled_for_that_cpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBA_CPU_NAME", None)
+    args = ["--cpu", "haswell", "--size", "2k", "--repeat", "1", "--pairs", "int32:int8", "--groups", "numpy"]
+    done = subprocess.run(
+        [sys.executable, "-m", "numbacast", "bench", *args], env=env, capture_output=True, text=True, check=True
+    )
+    assert "kernels compiled for CPU haswell (features: those of haswell)" in done.stdout
+    assert len(rows_of(done.stdout, "INT32 -> INT8")) == 1

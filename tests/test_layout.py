@@ -6,6 +6,7 @@ import ast
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numbacast
@@ -119,6 +120,28 @@ def test_import_numbacast_loads_only_the_runtime():
         "numbacast.integrations.scalar",
     }
     assert not {m for m in loaded if m.split(".")[0] in unwanted or m in unwanted}
+
+
+def test_import_numbacast_does_not_import_numba():
+    """Numba (a third of a second) is imported by the first cast, not by ``import numbacast``."""
+    code = "import sys, numbacast\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_njit_code_can_call_cast_whichever_is_imported_first():
+    for order in ("import numbacast\nfrom numba import njit", "from numba import njit\nimport numbacast"):
+        code = order + textwrap.dedent("""
+            import numpy as np
+
+            @njit
+            def f(x):
+                return numbacast.cast(x, "float8e4m3fn")
+
+            print(f(np.array([1.0, -2.0], np.float32)).tolist())
+        """)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == "[56, 192]", order
 
 
 def test_tooling_is_not_installed_with_the_package():

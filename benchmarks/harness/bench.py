@@ -435,13 +435,43 @@ def parser():
         help="also write the results and the machine's description to this file (the docs render it)",
     )
     p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
+    p.add_argument(
+        "--cpu",
+        metavar="NAME",
+        help="run with kernels compiled for the CPU NAME (LLVM's name: haswell for AVX2, skylake-avx512, znver3, "
+        "...): in a child process with NUMBA_CPU_NAME=NAME and NUMBA_CPU_FEATURES empty (that CPU's own features)",
+    )
     return p
+
+
+def run_for_cpu(name, argv):
+    """The bench in a child process whose kernels Numba compiles for the CPU
+    ``name``.  ``NUMBA_CPU_FEATURES`` must be set and empty: unset, Numba adds
+    the host's features (AVX-512 on such a host) to any CPU name."""
+    import subprocess
+
+    env = dict(os.environ, NUMBA_CPU_NAME=name, NUMBA_CPU_FEATURES="")
+    args = list(argv) if argv is not None else sys.argv[1:]
+    return subprocess.run([sys.executable, "-m", "numbacast", "bench", *args], env=env).returncode
+
+
+def targeted_cpu():
+    """(name, features) that Numba compiles kernels for in this process."""
+    from llvmlite import binding
+
+    if config.CPU_NAME:
+        features = config.CPU_FEATURES
+        return config.CPU_NAME, features if features else f"those of {config.CPU_NAME}"
+    host = binding.get_host_cpu_features().flatten().split(",")
+    return binding.get_host_cpu_name(), config.CPU_FEATURES or ",".join(sorted(f[1:] for f in host if f[:1] == "+"))
 
 
 def main(argv=None):
     """Run the benchmark; print the table; return the exit status."""
     p = parser()
     args = p.parse_args(argv)
+    if args.cpu and (config.CPU_NAME != args.cpu or config.CPU_FEATURES != ""):
+        return run_for_cpu(args.cpu, argv)
     size = args.size or (QUICK_SIZE if args.quick else DEFAULT_SIZE)
     repeat = (QUICK_REPEAT if args.quick else DEFAULT_REPEAT) if args.repeat is None else args.repeat
     if repeat < 1:
@@ -490,9 +520,11 @@ def main(argv=None):
 
 
 def describe_run(size, repeat):
+    name, features = targeted_cpu()
     return (
         f"numbacast bench: {size:,} elements per cast, {get_num_threads()} Numba threads, "
-        f"median of {repeat} runs after a warm-up\n" + versions()
+        f"median of {repeat} runs after a warm-up\n"
+        f"kernels compiled for CPU {name} (features: {features}); host CPU: {cpu_model()}\n" + versions()
     )
 
 
@@ -531,14 +563,12 @@ def cpu_model():
 
 def machine():
     """What the results were measured on: the CPU, what Numba compiles for, the system and Python."""
-    from llvmlite import binding
-
-    features = binding.get_host_cpu_features().flatten().split(",")
+    name, features = targeted_cpu()
     return {
         "cpu": cpu_model(),
         "logical_cpus": os.cpu_count(),
-        "numba_cpu_name": config.CPU_NAME or binding.get_host_cpu_name(),
-        "numba_cpu_features": config.CPU_FEATURES or ",".join(sorted(f[1:] for f in features if f.startswith("+"))),
+        "numba_cpu_name": name,
+        "numba_cpu_features": features,
         "numba_threads": get_num_threads(),
         "numba_threading_layer": threading_layer_name(),
         "system": f"{platform.system()} {platform.release()} {platform.machine()}",

@@ -6,6 +6,9 @@
   ``.pb`` for an ONNX TensorProto) as the ONNX Cast operator of that opset
   does, and writes it to OUT (``.npy`` or ``.pb``);
 * ``python -m numbacast types`` prints which types each operator version takes;
+* ``python -m numbacast compile (--to TYPES | --from TYPES | --all)``
+  compiles conversions into the disk cache ahead of time, in parallel
+  processes (:mod:`numbacast.cli.compile`);
 * ``python -m numbacast bench ...`` runs the bench harness of a checkout of
   the repository (``benchmarks/harness/bench.py``).
 
@@ -40,6 +43,7 @@ import numpy as np
 from ..engine.codecs import ROUND_MODES
 from ..formats.registry import resolve
 from ..onnx import operators, versions
+from . import compile as compile_command
 from . import demo
 
 #: Inputs of at least this many bytes are cast in chunks under a progress bar.
@@ -72,7 +76,7 @@ def build_parser():
         description="The ONNX Cast operator for NumPy arrays and ONNX tensors. "
         "Without a command: print the demo table.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{cast,types,bench}", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="{cast,types,compile,bench}", parser_class=_Parser)
     cast = commands.add_parser(
         "cast",
         help="cast a .npy or .pb tensor to a type, as the ONNX Cast operator",
@@ -103,6 +107,7 @@ def build_parser():
         help="read the external data of a .pb TensorProto, from a file in IN's folder only",
     )
     commands.add_parser("types", help="print the types each Cast and CastLike version takes")
+    add_compile_parser(commands)
     commands.add_parser("bench", help="time numbacast (from a checkout of the repository)", add_help=False)
     return parser
 
@@ -122,11 +127,30 @@ def main(argv=None):
         if args.command == "types":
             print(types_table())
             return 0
+        if args.command == "compile":
+            return compile_command.main(args, None if args.quiet else lambda label: ProgressBar(label, sys.stderr))
         raise CommandError(f"unknown command {args.command!r}")
     except (CommandError, ValueError, TypeError, OSError, ImportError) as error:
         message = " ".join(str(error).split())
         print(f"numbacast: error: {message}", file=sys.stderr)
         return 2
+
+
+def add_compile_parser(commands):
+    compile_parser = commands.add_parser(
+        "compile",
+        help="compile conversions into the disk cache ahead of time",
+        description="Compile the conversions named (every option of each) into the disk cache, in parallel "
+        "processes, so that later processes load them instead of compiling: a step for a Docker image or a CI "
+        "warm-up. Run it with the NUMBA_CACHE_DIR (and NUMBA_CPU_NAME) the casts will use.",
+    )
+    compile_parser.add_argument("--to", metavar="TYPES", help="target types, comma-separated (default: every number)")
+    compile_parser.add_argument(
+        "--from", dest="source", metavar="TYPES", help="source types, comma-separated (default: every number)"
+    )
+    compile_parser.add_argument("--all", action="store_true", help="every pair of types (STRING too), every option")
+    compile_parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: one per core)")
+    compile_parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run_bench(argv):

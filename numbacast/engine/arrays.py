@@ -100,15 +100,17 @@ def table(conversion):
     """The converted value of every code of a source of at most 16 bits.
 
     Codes are first decoded exactly (floats to DOUBLE, integers and bool to
-    INT64), then converted to the target like any DOUBLE or INT64 value.
+    INT64), then converted to the target like any DOUBLE or INT64 value, by
+    the serial kernels: a table takes well under a millisecond to fill, and a
+    small first cast of a 16-bit source need not compile the parallel loops.
     """
     source = conversion.source
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
     wide = DOUBLE if source.is_float else INT64
     values = np.empty(codes.shape, wide.storage)
-    launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE)
+    launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE, parallel=False)
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
     options = dict(saturate=conversion.saturate, round_mode=conversion.round_mode, inf_to_nan=conversion.inf_to_nan)
-    launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE)
+    launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE, parallel=False)
     result.flags.writeable = False
     return result

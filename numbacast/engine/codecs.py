@@ -209,8 +209,10 @@ def float_decoder(fmt):
     """``decode(code) -> float32``: the exact value of a code of ``fmt``, a
     format narrower than FLOAT32 (every such format fits in it exactly).
 
-    Bits above the format's width are ignored.  Codes with a non-zero exponent
-    field are moved into place and re-biased; a zero exponent field (a
+    Bits above the format's width are ignored.  A format with FLOAT32's
+    exponent (BFLOAT16) is moved up into place, NaN made the quiet NaN.
+    Otherwise codes with a non-zero exponent field are moved into place and
+    re-biased; a zero exponent field (a
     subnormal, or the smallest binade of a format without subnormals) is
     converted from an integer and scaled by a power of two.
     """
@@ -236,6 +238,20 @@ def float_decoder(fmt):
     result_sign_shift = uint(result.sign_shift)
     zero = uint(0)  # compared with a uint32, an int literal would widen the lanes to 64 bits
 
+    if fmt.exponent_bits == result.exponent_bits and ieee_nan and fmt.subnormals and signed:
+        # BFLOAT16: FLOAT32 cut short, so the code moved up is the value; only NaN is made the quiet one.
+        magnitude32, sign32 = uint(result.magnitude_mask), uint(1 << result.sign_shift)
+        infinity_bits, quiet_nan_bits = uint(result.inf_code), uint(result.quiet_nan_code)
+
+        @_jit
+        def decode_moved_up(code):
+            bits = uint(uint(uint(code) & code_mask) << widen)
+            if uint(bits & magnitude32) > infinity_bits:
+                bits = uint(quiet_nan_bits | uint(bits & sign32))
+            return from_bits(bits)
+
+        return decode_moved_up
+
     @_jit
     def decode(code):
         c = uint(uint(code) & code_mask)
@@ -260,10 +276,31 @@ _TWO_62 = 2.0**62
 
 
 @functools.cache
-def float_to_int(fmt):
-    """``convert(x) -> int``: a float64 to the integer format ``fmt``."""
+def float_to_int(fmt, real=np.float64):
+    """``convert(x) -> int``: a float64 (or a float32, when ``real`` is
+    ``np.float32``) to the integer format ``fmt``, as an int64 (uint64 for UINT64).
+
+    Targets that fit in an int32 convert through int32, after the range
+    checks and in the source's own width: packed float32 -> int32 and float64
+    -> int32 conversions are AVX2 instructions, float -> int64 ones need
+    AVX-512DQ, so this lets LLVM vectorise the loop.  Every bound is a power
+    of two, exact in float32 and float64 alike, so the comparisons give what
+    they give on the exact value.
+    """
+    int32 = np.int32
     if fmt.bits < 8:
         mask = fmt.mask
+        if real is np.float32:
+            # |r| < 2**31 fits an int32; a float32 of 2**31 or more is a multiple of 2**8, whose low bits
+            # (the ones kept) are zero -- as is the result for NaN and inf.
+            limit, mask32 = np.float32(2.0**31), int32(mask)
+
+            @_jit
+            def to_small_int32(x):
+                r = np.rint(x)
+                return np.int64(int32(r) & mask32) if abs(r) < limit else np.int64(0)
+
+            return to_small_int32
 
         @_jit
         def to_small_int(x):
@@ -272,9 +309,10 @@ def float_to_int(fmt):
 
         return to_small_int
 
-    lowest, highest = float(fmt.min_value), float(fmt.max_value) + 1.0  # both exact
+    lowest, highest = real(fmt.min_value), real(fmt.max_value + 1)  # both powers of two: exact
     min_value, max_value = fmt.min_value, fmt.max_value
     result = np.uint64 if fmt.bits == 64 and not fmt.signed else np.int64
+    through = int32 if fmt.bits < 32 or (fmt.bits == 32 and fmt.signed) else result
 
     @_jit
     def to_int(x):
@@ -284,7 +322,7 @@ def float_to_int(fmt):
             return result(max_value)
         if x < lowest:
             return result(min_value)
-        return result(x)
+        return result(through(x))
 
     return to_int
 

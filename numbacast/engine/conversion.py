@@ -167,8 +167,9 @@ def target_stage(kind, source_bits, conversion):
         if kind == "int":
             mask = fmt.mask
             return _jit(lambda x: np.int64(x) & mask) if fmt.bits < 8 else _identity
-        to_int = codecs.float_to_int(fmt)
-        return _jit(lambda x: to_int(np.float64(x)))
+        real = np.float32 if kind == "f32" else np.float64
+        to_int = codecs.float_to_int(fmt, real)
+        return _jit(lambda x: to_int(real(x)))
 
     def encoder(source):
         """Rounds from float32 or float64 bits to a float target other than FLOAT and DOUBLE."""

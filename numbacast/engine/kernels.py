@@ -8,11 +8,14 @@ the conversion of every element of the flat array ``src``:
 * ``conversion`` None: each element is an index into ``table``, which holds
   the converted value of every possible code of a source of at most 16 bits.
 
-Numba compiles the kernel once per signature -- that is, once per conversion
-and array types -- on first use, and caches the machine code on disk
-(:mod:`numbacast.cache`).  Arrays shorter than :data:`PARALLEL_MIN` are
-converted on the calling thread; longer ones are split over Numba's thread
-pool (``numba.set_num_threads``).
+The loop is compiled twice: :func:`serial_kernel` converts arrays shorter
+than :data:`PARALLEL_MIN` on the calling thread, :func:`parallel_kernel`
+splits longer ones over Numba's thread pool (``numba.set_num_threads``).
+Numba compiles each once per signature -- that is, once per conversion and
+array types -- on its first use, and caches the machine code on disk
+(:mod:`numbacast.cache`): a first cast of a small array compiles only the
+serial loop, which takes a fraction of the time of the parallel one.
+``cast_kernel`` chooses between the two for ``@njit`` code.
 
 From Python, call :func:`launch` (or any parallel kernel through
 :func:`take_turns`): one parallel kernel runs at a time per process.
@@ -61,22 +64,35 @@ def _overload_convert_element(value, conversion, table):
         return lambda value, conversion, table: convert(value, conversion)
 
 
+@cached_njit(nogil=True)
+def serial_kernel(src, dst, conversion, table):
+    """The loop of :func:`cast_kernel` on the calling thread (arrays below :data:`PARALLEL_MIN`)."""
+    for i in range(src.size):
+        dst[i] = convert_element(src[i], conversion, table)
+
+
 @cached_njit(parallel=True, nogil=True)
+def parallel_kernel(src, dst, conversion, table):
+    """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of :data:`PARALLEL_MIN` or more)."""
+    for i in prange(src.size):
+        dst[i] = convert_element(src[i], conversion, table)
+
+
+@cached_njit(nogil=True)
 def cast_kernel(src, dst, conversion, table):
-    n = src.size
-    if n < PARALLEL_MIN:
-        for i in range(n):
-            dst[i] = convert_element(src[i], conversion, table)
+    """:func:`serial_kernel` or :func:`parallel_kernel` by the size of ``src``,
+    for ``@njit`` code (compiling it compiles both)."""
+    if src.size < PARALLEL_MIN:
+        serial_kernel(src, dst, conversion, table)
     else:
-        for i in prange(n):
-            dst[i] = convert_element(src[i], conversion, table)
+        parallel_kernel(src, dst, conversion, table)
 
 
 _PARALLEL_LAUNCH = threading.Lock()
 
-#: Compiled entry points of :func:`cast_kernel` (and of its serial twin) by
-#: :func:`_signature_key`: calling one skips the dispatcher's type matching
-#: (most of a small call's cost).
+#: Compiled entry points of :func:`serial_kernel` and :func:`parallel_kernel` by
+#: ``(kernel, _signature_key(...))``: calling one skips the dispatcher's type
+#: matching (most of a small call's cost).
 _ENTRY_POINTS: dict = {}
 
 #: The threading layers whose thread pool does not survive ``fork``: GNU OpenMP
@@ -170,16 +186,30 @@ def take_turns(kernel, *args):
         return kernel(*args)
 
 
-def launch(src, dst, conversion, table):
+def launch(src, dst, conversion, table, parallel=True):
     """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays
-    of the same size: parallel runs take turns, serial ones (small arrays) do not wait."""
+    of the same size: parallel runs take turns, serial ones (small arrays, or
+    ``parallel`` False) do not wait.  Each of the two loops is compiled (or
+    loaded) on its first use.  In a process forked after a parallel kernel ran
+    under a fork-unsafe threading layer every run is serial."""
     if src.ndim != 1 or dst.ndim != 1 or src.size != dst.size or not src.flags.c_contiguous & dst.flags.c_contiguous:
         raise ValueError(f"launch() takes 1-D C-contiguous arrays of one size, not {src.shape} and {dst.shape}")
-    if src.size < PARALLEL_MIN:
-        _entry_point(cast_kernel, src, dst, conversion, table)(src, dst, conversion, table)
+    if src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only:
+        _entry_point(serial_kernel, src, dst, conversion, table)(src, dst, conversion, table)
         return
-    kernel = serial_version(cast_kernel) if _ProcessState.serial_only else cast_kernel
-    entry = _entry_point(kernel, src, dst, conversion, table)
+    entry = _entry_point(parallel_kernel, src, dst, conversion, table)
     _ProcessState.ran_parallel = True
     with _PARALLEL_LAUNCH:
         entry(src, dst, conversion, table)
+
+
+def split_run(kernels, size, *args):
+    """``kernels`` is ``(serial, parallel)``, two compilations of one loop:
+    run the serial one when ``size`` is below :data:`PARALLEL_MIN`, else the
+    parallel one (taking turns, see :func:`take_turns`).  A process that only
+    ever sees small arrays never compiles the parallel loop, the costlier of
+    the two."""
+    serial, parallel = kernels
+    if size < PARALLEL_MIN:
+        return serial(*args)
+    return take_turns(parallel, *args)

@@ -541,9 +541,21 @@ def _overload_read(row, options, result):
         return lambda row, options, result: read_integer(row, options[0], options[1] != 0)
 
 
-@cached_njit(parallel=True, nogil=True)
-def read_kernel(chars, options, result, valid):
+@cached_njit(nogil=True)
+def read_serial(chars, options, result, valid):
     """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
     points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
+    for i in range(chars.shape[0]):
+        result[i], valid[i] = read(borrowed_row(chars, i), options, result)
+
+
+@cached_njit(parallel=True, nogil=True)
+def read_parallel(chars, options, result, valid):
+    """:func:`read_serial` over Numba's thread pool."""
     for i in prange(chars.shape[0]):
         result[i], valid[i] = read(borrowed_row(chars, i), options, result)
+
+
+#: ``(serial, parallel)``: the two compilations of the loop that reads texts,
+#: for :func:`~numbacast.engine.kernels.split_run`.
+read_kernel = (read_serial, read_parallel)

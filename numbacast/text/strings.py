@@ -22,7 +22,7 @@ import numpy as np
 from ..engine.arrays import run
 from ..engine.checks import check_out, check_out_type
 from ..engine.conversion import Conversion
-from ..engine.kernels import take_turns
+from ..engine.kernels import split_run
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
 from .parsing import read_kernel
 from .printing import decimal_kernel, text_kernel
@@ -91,10 +91,10 @@ def format_numbers(array, source):
     n = flat.size
     digits, exponents = np.empty(n, np.uint64), np.empty(n, np.int32)
     forms, lengths = np.empty(n, np.uint8), np.empty(n, np.uint8)
-    take_turns(decimal_kernel, flat, style, digits, exponents, forms, lengths)
+    split_run(decimal_kernel, n, flat, style, digits, exponents, forms, lengths)
     width = max(int(lengths.max(initial=1)), 1)
     texts = np.empty(array.shape, f"<U{width}")
-    take_turns(text_kernel, digits, exponents, forms, texts.reshape(-1).view(np.uint32).reshape(n, width))
+    split_run(text_kernel, n, digits, exponents, forms, texts.reshape(-1).view(np.uint32).reshape(n, width))
     return texts
 
 
@@ -160,12 +160,12 @@ def parse_texts(array, target, saturate, round_mode, out):
     valid = np.empty(n, np.uint8)
     if target.is_integer:
         codes = np.empty(n, np.uint64)
-        take_turns(read_kernel, chars, (target.bits, int(target.format.signed)), codes, valid)
+        split_run(read_kernel, n, chars, (target.bits, int(target.format.signed)), codes, valid)
         _check_valid(array, valid, target)
         unsigned = np.dtype(f"u{target.storage.itemsize}")
         return _deliver(codes.astype(unsigned).view(target.storage).reshape(array.shape), out)
     values = np.empty(n, np.float64)  # rounded to odd for every narrower target
-    take_turns(read_kernel, chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
+    split_run(read_kernel, n, chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
     _check_valid(array, valid, target)
     if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
