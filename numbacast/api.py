@@ -7,16 +7,25 @@ Dask arrays to :mod:`numbacast.integrations.dask_array`.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .engine.arrays import cast_numbers
-from .engine.checks import check_packed, check_round_mode, check_saturate, is_dask_array, refuse_dask
+from .engine.checks import (
+    check_packed,
+    check_rounding,
+    check_saturate,
+    check_stochastic,
+    is_dask_array,
+    refuse_dask,
+)
+from .engine.rounding import seed_key
 from .formats.registry import TypeLike, resolve
 from .integrations.dask_array import cast_lazily
-from .packing import cast_packed
+from .packing import cast_packed, pack
 from .text.strings import cast_text
 
 
@@ -25,9 +34,13 @@ def cast(
     to: TypeLike,
     *,
     saturate: bool = True,
-    round_mode: str = "up",
+    round_mode: str | None = None,
     out: np.ndarray | None = None,
     packed: bool = False,
+    rounding: str | None = None,
+    seed: int | None = None,
+    stochastic_bits: int | None = None,
+    random_bits: npt.ArrayLike | None = None,
 ) -> Any:
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
@@ -46,8 +59,11 @@ def cast(
         For the float8 targets and FLOAT8E8M0: out-of-range values and
         infinities give the largest finite value (True, the default) instead of
         inf or NaN.  Other targets ignore it.
-    round_mode : {"up", "down", "nearest"}
-        How FLOAT8E8M0 rounds; other targets ignore it.
+    round_mode : {"up", "down", "nearest"}, optional
+        How FLOAT8E8M0 rounds (default "up", the ONNX attribute); other
+        targets ignore it.  The same as ``rounding`` "toward_positive",
+        "toward_zero" and "nearest_away" (FLOAT8E8M0 casts magnitudes): giving
+        both, in disagreement, is a ValueError.
     out : numpy.ndarray, optional
         Where to write the result: an array of the shape of ``x`` and exactly
         the target's storage dtype (for STRING, any ``<U`` dtype wide enough
@@ -57,6 +73,26 @@ def cast(
         For the sub-byte targets (INT4, UINT4, FLOAT4E2M1, INT2, UINT2,
         FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
         :func:`numbacast.pack`), cast and packed in one pass.
+    rounding : str, optional
+        How a float target rounds (integer and bool targets ignore it):
+        "nearest_even" (the default: ONNX's rule), "nearest_away",
+        "toward_zero", "toward_positive", "toward_negative" (IEEE 754's
+        modes) or "stochastic" (up or down at random, with the probability
+        that makes the mean exact).  Overflow follows the mode and
+        ``saturate``; see the rounding rules in docs/rules.md.
+    seed : int, optional
+        For "stochastic": the random numbers of element ``i`` (in C order)
+        depend only on ``seed`` and ``i``, so the same seed gives the same bits
+        whatever the threads, strides, ``out`` or Dask chunks.  Default: a
+        fresh seed for each call.
+    stochastic_bits : int, optional
+        For "stochastic": random bits per element, 1 to 64 (default 64: the
+        probabilities are exact; or the width of ``random_bits``'s dtype).
+    random_bits : array_like of unsigned integers, optional
+        For "stochastic", instead of ``seed``: the random number of each
+        element (the shape of ``x``, each below ``2**stochastic_bits``), as
+        gfloat's ``round_float(..., RoundMode.Stochastic, srbits=, srnumbits=)``
+        takes them.
 
     Returns
     -------
@@ -76,16 +112,30 @@ def cast(
         Also for a text that is not a number, naming its index.
     """
     target = resolve(to)
-    saturate, round_mode, packed = check_saturate(saturate), check_round_mode(round_mode), check_packed(packed)
+    saturate, packed = check_saturate(saturate), check_packed(packed)
+    rounding, round_mode = check_rounding(rounding, round_mode, target)
+    seed, stochastic_bits = check_stochastic(rounding, seed, stochastic_bits, random_bits)
+    stochastic = {}
+    if rounding == "stochastic":
+        key = seed_key(secrets.randbits(64) if seed is None else seed)
+        stochastic = dict(stochastic_bits=stochastic_bits, key=key, random_bits=random_bits)
     if is_dask_array(x):
         if packed:
             refuse_dask(x, "numbacast.cast(..., packed=True)")
-        return cast_lazily(x, target, saturate, round_mode, out)
+        return cast_lazily(x, target, saturate, round_mode, out, rounding, **stochastic)
     array = np.asarray(x)
     if target.is_string or array.dtype.kind in "USO":
         if packed:
             raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
-        return cast_text(array, target, saturate, round_mode, out)
+        if stochastic:
+            raise TypeError(
+                "rounding='stochastic' casts numbers, not texts; cast the texts to DOUBLE first, then round that"
+            )
+        return cast_text(array, target, saturate, round_mode, out, rounding)
     if packed:
-        return cast_packed(array, target, saturate, round_mode, out)
-    return cast_numbers(array, target, saturate, round_mode, out)
+        if stochastic:
+            if out is not None:
+                raise ValueError("out= cannot be combined with packed=True")
+            return pack(cast_numbers(array, target, saturate, round_mode, None, rounding, **stochastic))
+        return cast_packed(array, target, saturate, round_mode, out, rounding)
+    return cast_numbers(array, target, saturate, round_mode, out, rounding, **stochastic)

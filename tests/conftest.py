@@ -42,3 +42,35 @@ def check_against_reference(source, codes, target, options, out, reference=None)
     assert not bad, f"{len(bad)} mismatches {source}->{target} {options}; first: " + ", ".join(
         f"code {int(codes[i]):#x}: got {int(got[i]):#x} expected {int(expected[i]):#x}" for i in bad[:5]
     )
+
+
+def converter_harness(conversions):
+    """``apply(values) -> (len(conversions), n)`` array: the scalar converters
+    of one to three conversions of one source, run by one serial loop that
+    compiles them together (far cheaper than a parallel kernel each).  Rows
+    hold the target's kernel representation (its codes for narrow types)."""
+    from numba import njit
+
+    from numbacast.engine.conversion import kernel_dtype, scalar_converter
+
+    fs = [scalar_converter(c) for c in conversions] + [None] * (3 - len(conversions))
+    f0, f1, f2 = fs
+    count = len(conversions)
+    dtype = kernel_dtype(conversions[0].target)
+
+    @njit
+    def run(x, out):
+        for i in range(x.size):
+            v = x[i]
+            out[0, i] = f0(v)
+            if count > 1:
+                out[1, i] = f1(v)
+            if count > 2:
+                out[2, i] = f2(v)
+
+    def apply(values):
+        out = np.empty((count, values.size), dtype)
+        run(np.ascontiguousarray(values).reshape(-1).view(kernel_dtype(conversions[0].source)), out)
+        return out
+
+    return apply

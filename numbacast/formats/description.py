@@ -14,6 +14,7 @@ infinity codes, ...) so that no codec carries a per-format constant of its own.
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 #: How a float format spells NaN.
 NAN_IEEE = "ieee"  # all-ones exponent with a non-zero mantissa (both signs)
@@ -54,17 +55,22 @@ class FloatFormat:
         return (1 << self.sign_shift) - 1
 
     @property
-    def max_code(self):
-        """Magnitude code of the largest finite value."""
+    def high_nans(self):
+        """How many of the highest magnitude codes are NaN (2**m - 1 for IEEE,
+        1 for an all-ones NaN, 0 otherwise)."""
         if self.nan == NAN_IEEE:
-            return (((1 << self.exponent_bits) - 1) << self.mantissa_bits) - 1
-        if self.nan == NAN_ALL_ONES:
-            return self.magnitude_mask - 1
-        return self.magnitude_mask
+            return (1 << self.mantissa_bits) - 1
+        return 1 if self.nan == NAN_ALL_ONES else 0
+
+    @property
+    def max_code(self):
+        """Magnitude code of the largest finite value: below the NaN codes at
+        the top of the range, and below infinity."""
+        return self.magnitude_mask - self.high_nans - int(self.has_inf)
 
     @property
     def inf_code(self):
-        """Magnitude code of infinity (IEEE-like formats only)."""
+        """Magnitude code of infinity (formats with infinities only)."""
         assert self.has_inf
         return self.max_code + 1
 
@@ -87,6 +93,20 @@ class FloatFormat:
     def min_normal_exponent(self):
         """Unbiased exponent of the smallest normal value."""
         return 1 - self.bias
+
+    def value_of(self, magnitude_code):
+        """The exact value (a Fraction) of a finite magnitude code."""
+        exponent, mantissa = magnitude_code >> self.mantissa_bits, magnitude_code & ((1 << self.mantissa_bits) - 1)
+        if exponent or not self.subnormals:
+            mantissa |= 1 << self.mantissa_bits
+        return Fraction(mantissa) * Fraction(2) ** (
+            max(exponent, int(self.subnormals)) - self.bias - self.mantissa_bits
+        )
+
+    @property
+    def largest(self):
+        """The largest finite value (a Fraction)."""
+        return self.value_of(self.max_code)
 
 
 @dataclass(frozen=True)
