@@ -57,6 +57,8 @@ def converter_harness(conversions):
     f0, f1, f2 = fs
     count = len(conversions)
     dtype = kernel_dtype(conversions[0].target)
+    if conversions[0].stochastic:
+        return _random_harness(f0, conversions[0], dtype)
 
     @njit
     def run(x, out):
@@ -71,6 +73,39 @@ def converter_harness(conversions):
     def apply(values):
         out = np.empty((count, values.size), dtype)
         run(np.ascontiguousarray(values).reshape(-1).view(kernel_dtype(conversions[0].source)), out)
+        return out
+
+    return apply
+
+
+def _random_harness(f, conversion, dtype):
+    """``apply(values, r)``: a stochastic converter with each element's random
+    number ``r[i]``, or with ``r`` an int key, the numbers a seed's key gives
+    (:func:`numbacast.engine.rounding.random64` of the index)."""
+    from numba import njit
+
+    from numbacast.engine.conversion import kernel_dtype
+    from numbacast.engine.rounding import random64
+
+    drop = np.uint64(64 - conversion.stochastic_bits)
+
+    @njit
+    def given(x, r, out):
+        for i in range(x.size):
+            out[i] = f(x[i], np.uint64(r[i]))
+
+    @njit
+    def drawn(x, key, out):
+        for i in range(x.size):
+            out[i] = f(x[i], random64(key, np.uint64(i)) >> drop)
+
+    def apply(values, r):
+        x = np.ascontiguousarray(values).reshape(-1).view(kernel_dtype(conversion.source))
+        out = np.empty(x.size, dtype)
+        if isinstance(r, int):
+            drawn(x, np.uint64(r), out)
+        else:
+            given(x, np.ascontiguousarray(r).reshape(-1), out)
         return out
 
     return apply

@@ -281,6 +281,26 @@ def test_rounding_e8m0_round_mode_and_rounding():
         cast(x, "float8e8m0", rounding="up")
 
 
+def test_stochastic_rounding_goes_up_with_the_fractional_distance():
+    """Rule: docs/rules.md#rule-stochastic"""
+    # 1.03125 lies a quarter of the way from 1.0 to 1.125 (FLOAT8E4M3FN): with
+    # 2 random bits it goes up for r = 3 only, that is with probability 1/4
+    x = np.full(4, 1.03125, np.float32)
+    bits = np.arange(4, dtype=np.uint8)
+    assert codes(x, "float8e4m3fn", rounding="stochastic", random_bits=bits, stochastic_bits=2) == [
+        0x38,
+        0x38,
+        0x38,
+        0x39,
+    ]
+    # exact values never move; the same seed gives the same bits
+    assert codes(np.array([1.0, -448.0], np.float32), "float8e4m3fn", rounding="stochastic") == [0x38, 0xFE]
+    y = np.linspace(1, 2, 1000, dtype=np.float32)
+    assert codes(y, "float8e4m3fn", rounding="stochastic", seed=5) == codes(
+        y, "float8e4m3fn", rounding="stochastic", seed=5
+    )
+
+
 # -- Integer targets -------------------------------------------------------
 
 
