@@ -1,7 +1,9 @@
 """numbacast: the ONNX Cast operator for NumPy, compiled with Numba.
 
 ``numbacast.cast(x, to, saturate=True, round_mode="up")`` casts an array to any
-numeric ONNX type, rounding once and correctly, in parallel compiled kernels.
+numeric ONNX type, rounding once and correctly, in parallel compiled kernels;
+``rounding=`` picks IEEE 754's other modes or stochastic rounding, and ``to``
+may also be a float format ONNX lacks (P3109, gfloat's, ml_dtypes').
 
 The package reads as the pipeline a cast runs through:
 
@@ -24,6 +26,9 @@ import importlib
 from .api import cast
 from .engine.cache import CacheWarning
 from .engine.codecs import ROUND_MODES
+from .engine.rounding import ROUNDINGS
+from .formats.custom import FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FloatType, p3109
+from .formats.description import FloatFormat
 from .formats.registry import (
     BFLOAT16,
     BOOL,
@@ -53,6 +58,7 @@ from .formats.registry import (
     UINT32,
     UINT64,
     OnnxType,
+    gfloat_format,
     resolve,
 )
 from .integrations import njit as _njit  # noqa: F401  (registers numbacast.cast inside @njit code)
@@ -68,6 +74,14 @@ __all__ = [
     "TYPES",
     "OnnxType",
     "ROUND_MODES",
+    "ROUNDINGS",
+    "FloatFormat",
+    "FloatType",
+    "p3109",
+    "gfloat_format",
+    "FLOAT8_E4M3",
+    "FLOAT8_E3M4",
+    "FLOAT8_E4M3B11FNUZ",
     "CacheWarning",
     "__version__",
     # the ONNX types, in id order

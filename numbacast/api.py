@@ -18,6 +18,7 @@ from .engine.checks import (
     check_packed,
     check_rounding,
     check_saturate,
+    check_source,
     check_stochastic,
     is_dask_array,
     refuse_dask,
@@ -41,6 +42,7 @@ def cast(
     seed: int | None = None,
     stochastic_bits: int | None = None,
     random_bits: npt.ArrayLike | None = None,
+    source: TypeLike | None = None,
 ) -> Any:
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
@@ -50,11 +52,15 @@ def cast(
         Any shape (0-d and empty included), any strides, either byte order, of
         a NumPy bool/integer/float dtype or an ml_dtypes dtype -- or texts:
         a ``<U`` or ``S`` array or an object array of str.  Not modified.
-    to : str, int, dtype
+    to : str, int, dtype, FloatType or FloatFormat
         The target type: an ONNX name in any case (``"float8e4m3fn"``,
         ``"FLOAT"``, ``"double"``, ``"string"``), an ONNX id (``17``), a
         type constant (``numbacast.FLOAT8E4M3FN``) or a dtype (``str`` for
-        STRING).
+        STRING) -- or a float format that is not an ONNX type: a
+        :class:`numbacast.FloatType` (:func:`numbacast.p3109`,
+        :func:`numbacast.gfloat_format`, ``numbacast.FLOAT8_E4M3`` ...) or a
+        :class:`numbacast.FloatFormat`, whose casts return its codes (uint8
+        or uint16) or its ml_dtypes array.
     saturate : bool
         For the float8 targets and FLOAT8E8M0: out-of-range values and
         infinities give the largest finite value (True, the default) instead of
@@ -93,6 +99,10 @@ def cast(
         element (the shape of ``x``, each below ``2**stochastic_bits``), as
         gfloat's ``round_float(..., RoundMode.Stochastic, srbits=, srnumbits=)``
         takes them.
+    source : type, optional
+        The type of the elements of ``x`` when its dtype does not say: for
+        the codes (uint8 or uint16) of a :class:`numbacast.FloatType`, or the
+        codes of any narrow type.  Default: the type of ``x.dtype``.
 
     Returns
     -------
@@ -112,6 +122,7 @@ def cast(
         Also for a text that is not a number, naming its index.
     """
     target = resolve(to)
+    source_type = None if source is None else resolve(source)
     saturate, packed = check_saturate(saturate), check_packed(packed)
     rounding, round_mode = check_rounding(rounding, round_mode, target)
     seed, stochastic_bits = check_stochastic(rounding, seed, stochastic_bits, random_bits)
@@ -122,9 +133,11 @@ def cast(
     if is_dask_array(x):
         if packed:
             refuse_dask(x, "numbacast.cast(..., packed=True)")
-        return cast_lazily(x, target, saturate, round_mode, out, rounding, **stochastic)
+        return cast_lazily(x, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)
     array = np.asarray(x)
     if target.is_string or array.dtype.kind in "USO":
+        if source_type is not None:
+            raise TypeError("source= is for numeric arrays; cast the codes to a numeric type first")
         if packed:
             raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
         if stochastic:
@@ -136,6 +149,9 @@ def cast(
         if stochastic:
             if out is not None:
                 raise ValueError("out= cannot be combined with packed=True")
-            return pack(cast_numbers(array, target, saturate, round_mode, None, rounding, **stochastic))
-        return cast_packed(array, target, saturate, round_mode, out, rounding)
-    return cast_numbers(array, target, saturate, round_mode, out, rounding, **stochastic)
+            return pack(
+                cast_numbers(array, target, saturate, round_mode, None, rounding, source=source_type, **stochastic)
+            )
+        source_type = check_source(array, source_type)
+        return cast_packed(array, target, saturate, round_mode, out, rounding, source_type)
+    return cast_numbers(array, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)

@@ -13,8 +13,8 @@ import functools
 
 import numpy as np
 
-from ..formats.registry import DOUBLE, FLOAT, INT64, resolve
-from .checks import check_out
+from ..formats.registry import DOUBLE, FLOAT, INT64
+from .checks import check_out, check_source
 from .conversion import Conversion, kernel_dtype
 from .kernels import NO_TABLE, launch
 from .stochastic import cast_stochastic, check_random_bits
@@ -34,6 +34,7 @@ def cast_numbers(
     key=0,
     random_bits=None,
     location=None,
+    source=None,
 ):
     """``array`` (a NumPy array of a numeric type) cast to the numeric type
     ``target`` with checked options, into ``out`` (checked here) or a new array.
@@ -41,10 +42,11 @@ def cast_numbers(
     A stochastic cast draws its random numbers from ``key`` (see
     :func:`~numbacast.engine.rounding.seed_key`) or takes them from
     ``random_bits``; ``location`` places a chunk in a larger array (see
-    :func:`~numbacast.engine.stochastic.chunk_rows`)."""
+    :func:`~numbacast.engine.stochastic.chunk_rows`); ``source``, when given,
+    is the type of the elements of ``array`` (see :func:`~numbacast.engine.checks.check_source`)."""
     array = np.asarray(array)
     conversion = Conversion.make(
-        resolve(array.dtype), target, saturate, round_mode, rounding=rounding, stochastic_bits=stochastic_bits
+        check_source(array, source), target, saturate, round_mode, rounding=rounding, stochastic_bits=stochastic_bits
     )
     if out is not None:
         check_out(out, array.shape, target)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from ..formats.registry import FLOAT8E8M0
+from ..formats.registry import FLOAT8E8M0, resolve
 from .codecs import ROUND_MODES
 from .rounding import E8M0_ROUND_MODES, FULL_BITS, ROUNDINGS, STOCHASTIC
 
@@ -90,6 +90,19 @@ def check_stochastic(rounding, seed, stochastic_bits, random_bits):
     if not 1 <= int(stochastic_bits) <= 64:
         raise ValueError(f"stochastic_bits must be from 1 to 64, not {stochastic_bits}")
     return (None if seed is None else int(seed)), int(stochastic_bits)
+
+
+def check_source(array, source):
+    """The type of ``array``'s elements: ``source`` (a resolved type) when given
+    -- ``array`` then holds its storage, or its codes as unsigned integers of
+    the same width -- else the type of ``array``'s dtype."""
+    if source is None:
+        return resolve(array.dtype)
+    codes = np.dtype(f"u{source.storage.itemsize}") if source.is_float or source.is_integer else None
+    if array.dtype not in (source.storage, codes):
+        accepted = f"{source.storage}" + (f" or {codes} codes" if codes is not None and codes != source.storage else "")
+        raise TypeError(f"an array of {source.onnx_name} must have dtype {accepted}, not {array.dtype}")
+    return source
 
 
 def check_out(out, shape, target):

@@ -113,10 +113,15 @@ class Conversion:
 
     def __str__(self):
         return (
-            f"{self.source.name}->{self.target.name}(saturate={int(self.saturate)},"
+            f"{_label(self.source)}->{_label(self.target)}(saturate={int(self.saturate)},"
             f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)},"
             f"rounding={self.rounding},stochastic_bits={self.stochastic_bits})"
         )
+
+
+def _label(t):
+    """The name of a type in a conversion's name: a custom type's tells its format too."""
+    return f"{t.name}[{t.format},{t.storage}]" if is_custom(t) else t.name
 
 
 def is_custom(t):
@@ -192,6 +197,10 @@ def source_stage(source: OnnxType):
         return "f32", _identity
     if source is DOUBLE:
         return "f64", _identity
+    if is_custom(source):
+        if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
+            return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
+        return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:

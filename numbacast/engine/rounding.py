@@ -395,3 +395,62 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS):
         return -magnitude if negative else magnitude
 
     return convert
+
+
+def decodes_exactly(result, fmt):
+    """Whether every value of ``fmt`` is a value of ``result`` (FLOAT32 or
+    FLOAT64) and a normal code of ``fmt`` maps onto a normal one of ``result``."""
+    top = (fmt.max_code >> fmt.mantissa_bits) - fmt.bias
+    return (
+        fmt.mantissa_bits <= result.mantissa_bits
+        and top <= result.bias
+        and fmt.min_normal_exponent - fmt.mantissa_bits >= result.min_normal_exponent - result.mantissa_bits
+        and fmt.min_normal_exponent >= result.min_normal_exponent
+    )
+
+
+@functools.cache
+def format_decoder(fmt, result):
+    """``decode(code) -> value``: the exact value, as a ``result`` float
+    (FLOAT32 or FLOAT64, see :func:`decodes_exactly`), of a code of any format
+    with subnormals.  Bits above the format's width are ignored.
+
+    Magnitude codes above the largest finite one are infinity (where the
+    format has one, the code just above) or NaN; the code of -0 is NaN in
+    formats that put their NaN there.  NaNs and infinities keep the sign bit
+    of signed formats."""
+    assert fmt.subnormals and decodes_exactly(result, fmt), (fmt, result)
+    uint, real, from_bits = source_arithmetic(result)
+    code_mask = uint((1 << fmt.bits) - 1)
+    sign_shift = uint(fmt.sign_shift)
+    signed = fmt.signed
+    mag_mask = uint(fmt.magnitude_mask)
+    exponent_shift = uint(fmt.mantissa_bits)
+    widen = uint(result.mantissa_bits - fmt.mantissa_bits)
+    rebias = uint(((result.bias - fmt.bias) << result.mantissa_bits) % (1 << result.bits))
+    subnormal_scale = real(2.0 ** (fmt.min_normal_exponent - fmt.mantissa_bits))
+    max_code = uint(fmt.max_code)
+    has_inf = fmt.has_inf
+    inf_code = uint(fmt.inf_code if fmt.has_inf else 0)
+    negative_zero_nan = fmt.nan == formats.NAN_NEGATIVE_ZERO
+    negative_zero = uint(1 << fmt.sign_shift)
+    quiet_nan = uint(result.quiet_nan_code).view(real)
+    infinity = uint(result.inf_code).view(real)
+    result_sign_shift = uint(result.sign_shift)
+    zero = uint(0)
+
+    @_jit
+    def decode(code):
+        c = uint(uint(code) & code_mask)
+        a = uint(c & mag_mask)
+        value = from_bits(uint(uint(uint(a << widen) + rebias)))
+        if (a >> exponent_shift) == zero:
+            value = real(a) * subnormal_scale
+        if a > max_code:
+            value = infinity if has_inf and a == inf_code else quiet_nan
+        if negative_zero_nan and c == negative_zero:
+            value = quiet_nan
+        negative = signed and (c >> sign_shift) != zero
+        return from_bits(uint(float_bits(value) | uint(uint(negative) << result_sign_shift)))
+
+    return decode

@@ -25,12 +25,28 @@ NAN_NONE = "none"  # no NaN at all
 
 @dataclass(frozen=True)
 class FloatFormat:
-    """A binary floating point format.
+    """A binary floating point format, described by its fields.
 
-    The value of a code with sign ``s``, exponent field ``e`` and mantissa
-    field ``m`` is ``(-1)**s * 2**(e - bias) * (1 + m / 2**mantissa_bits)``
-    for ``e > 0`` and ``(-1)**s * 2**(1 - bias) * m / 2**mantissa_bits`` for
-    ``e == 0`` (when the format has subnormals).
+    A code is a sign bit (when ``signed``), then ``exponent_bits`` of
+    exponent ``e`` and ``mantissa_bits`` of mantissa ``m``.  Its value is
+    ``(-1)**s * 2**(e - bias) * (1 + m / 2**mantissa_bits)`` for ``e > 0`` and
+    ``(-1)**s * 2**(1 - bias) * m / 2**mantissa_bits`` for ``e == 0`` (when
+    the format has ``subnormals``; else ``e == 0`` is a binade like the others).
+
+    ``nan`` says where the NaNs are: :data:`NAN_IEEE` (every code with an
+    all-ones exponent and a non-zero mantissa, both signs),
+    :data:`NAN_ALL_ONES` (the all-ones magnitude, both signs),
+    :data:`NAN_NEGATIVE_ZERO` (the one code of -0, which is then not -0) or
+    :data:`NAN_NONE`.  With ``has_inf`` the magnitude code just below the
+    NaNs at the top (or the top code itself) is infinity.  The largest
+    finite value is the code below those.  Derived properties give every code
+    the codecs need: :attr:`max_code`, :attr:`inf_code`,
+    :attr:`quiet_nan_code`, :attr:`nan_codes`, :attr:`has_negative_zero`,
+    :attr:`largest` and :attr:`smallest`.
+
+    The ONNX float types are instances (``FLOAT8E4M3FN`` is
+    ``FloatFormat(4, 3, 7, False, NAN_ALL_ONES)``); so are the formats of
+    :mod:`numbacast.formats.custom`.
     """
 
     exponent_bits: int
@@ -43,6 +59,7 @@ class FloatFormat:
 
     @property
     def bits(self):
+        """Total bits of a code: sign (when signed), exponent and mantissa."""
         return int(self.signed) + self.exponent_bits + self.mantissa_bits
 
     @property
@@ -87,6 +104,7 @@ class FloatFormat:
 
     @property
     def has_negative_zero(self):
+        """Whether the code of -0 is -0 (not NaN, not absent)."""
         return self.signed and self.subnormals and self.nan != NAN_NEGATIVE_ZERO
 
     @property
@@ -107,6 +125,42 @@ class FloatFormat:
     def largest(self):
         """The largest finite value (a Fraction)."""
         return self.value_of(self.max_code)
+
+    @property
+    def smallest(self):
+        """The smallest positive value (a Fraction): the smallest subnormal."""
+        return self.value_of(1 if self.subnormals else 0)
+
+    @property
+    def nan_codes(self):
+        """Every code that is NaN, sign bit included, in increasing order."""
+        if self.nan == NAN_NONE:
+            return ()
+        if self.nan == NAN_NEGATIVE_ZERO:
+            return (1 << self.sign_shift,)
+        top = range(self.magnitude_mask - self.high_nans + 1, self.magnitude_mask + 1)
+        signs = (0, 1 << self.sign_shift) if self.signed else (0,)
+        return tuple(sign | code for sign in signs for code in top)
+
+    def describe(self):
+        """A dict of what the format is: bits, exponent_bits, mantissa_bits,
+        bias, signed, subnormals, infinities, nan (the encoding), nan_codes
+        (at most 8 shown), negative_zero, largest and smallest (floats)."""
+        nan_codes = self.nan_codes
+        return dict(
+            bits=self.bits,
+            exponent_bits=self.exponent_bits,
+            mantissa_bits=self.mantissa_bits,
+            bias=self.bias,
+            signed=self.signed,
+            subnormals=self.subnormals,
+            infinities=self.has_inf,
+            nan=self.nan,
+            nan_codes=nan_codes if len(nan_codes) <= 8 else f"{len(nan_codes)} codes",
+            negative_zero=self.has_negative_zero,
+            largest=float(self.largest),
+            smallest=float(self.smallest),
+        )
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ the caller has imported it.
 import numpy as np
 
 from ..engine.arrays import cast_numbers
+from ..engine.checks import check_source
 from ..formats.registry import resolve
 
 
-def cast_lazily(x, target, saturate, round_mode, out, rounding=None, **stochastic):
+def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None, **stochastic):
     """The lazy cast of the Dask array ``x`` to ``target`` (an :class:`OnnxType`)
     with checked ``saturate``, ``round_mode`` and ``rounding``; ``out`` must be
     None.  A stochastic cast (``stochastic`` holds ``stochastic_bits``,
@@ -39,7 +40,10 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, **stochasti
             f"target {target.onnx_name}): the width of a text array is known only once it is computed; "
             "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)"
         )
-    resolve(x.dtype)
+    if source is None:
+        resolve(x.dtype)
+    else:
+        check_source(np.empty(0, x.dtype), source)
     storage = target.storage
     if stochastic:
         da = dask_array_module()
@@ -57,6 +61,7 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, **stochasti
             saturate=saturate,
             round_mode=round_mode,
             rounding=rounding,
+            source=source,
             **stochastic,
             dtype=storage,
             meta=np.empty((0,) * x.ndim, storage),
@@ -68,6 +73,7 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, **stochasti
         saturate=saturate,
         round_mode=round_mode,
         rounding=rounding,
+        source=source,
         dtype=storage,
         meta=np.empty((0,) * x.ndim, storage),
         token=f"numbacast-cast-{target.name}",
