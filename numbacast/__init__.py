@@ -1,7 +1,9 @@
 """numbacast: the ONNX Cast operator for NumPy, compiled with Numba.
 
 ``numbacast.cast(x, to, saturate=True, round_mode="up")`` casts an array to any
-numeric ONNX type, rounding once and correctly, in parallel compiled kernels.
+numeric ONNX type, rounding once and correctly, in parallel compiled kernels;
+``rounding=`` picks IEEE 754's other modes or stochastic rounding, and ``to``
+may also be a float format ONNX lacks (P3109, gfloat's, ml_dtypes').
 
 The package reads as the pipeline a cast runs through:
 
@@ -25,6 +27,8 @@ import importlib.util
 import sys
 
 from .api import cast
+from .formats.custom import FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FloatType, p3109
+from .formats.description import FloatFormat
 from .formats.registry import (
     BFLOAT16,
     BOOL,
@@ -54,6 +58,7 @@ from .formats.registry import (
     UINT32,
     UINT64,
     OnnxType,
+    gfloat_format,
     resolve,
 )
 
@@ -67,6 +72,14 @@ __all__ = [
     "TYPES",
     "OnnxType",
     "ROUND_MODES",
+    "ROUNDINGS",
+    "FloatFormat",
+    "FloatType",
+    "p3109",
+    "gfloat_format",
+    "FLOAT8_E4M3",
+    "FLOAT8_E3M4",
+    "FLOAT8_E4M3B11FNUZ",
     "CacheWarning",
     "__version__",
     # the ONNX types, in id order
@@ -103,7 +116,13 @@ _SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx"}
 
 #: Names that ``numbacast.<name>`` imports from the Numba-compiled layers on first use:
 #: ``import numbacast`` does not import Numba (see :func:`numbacast.api.runtime`).
-_LAZY = {"pack": ".packing", "unpack": ".packing", "ROUND_MODES": ".engine.codecs", "CacheWarning": ".engine.cache"}
+_LAZY = {
+    "pack": ".packing",
+    "unpack": ".packing",
+    "ROUND_MODES": ".engine.codecs",
+    "ROUNDINGS": ".engine.rounding",
+    "CacheWarning": ".engine.cache",
+}
 
 
 def __getattr__(name):

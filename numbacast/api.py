@@ -8,6 +8,7 @@ Dask arrays to :mod:`numbacast.integrations.dask_array`.
 from __future__ import annotations
 
 import functools
+import secrets
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,12 +26,19 @@ def runtime() -> Any:
 
     from .engine import checks
     from .engine.arrays import cast_numbers
+    from .engine.rounding import seed_key
     from .integrations.dask_array import cast_lazily
-    from .packing import cast_packed
+    from .packing import cast_packed, pack
     from .text.strings import cast_text
 
     return SimpleNamespace(
-        checks=checks, cast_numbers=cast_numbers, cast_lazily=cast_lazily, cast_packed=cast_packed, cast_text=cast_text
+        checks=checks,
+        cast_numbers=cast_numbers,
+        cast_lazily=cast_lazily,
+        cast_packed=cast_packed,
+        cast_text=cast_text,
+        pack=pack,
+        seed_key=seed_key,
     )
 
 
@@ -39,9 +47,14 @@ def cast(
     to: TypeLike,
     *,
     saturate: bool = True,
-    round_mode: str = "up",
+    round_mode: str | None = None,
     out: np.ndarray | None = None,
     packed: bool = False,
+    rounding: str | None = None,
+    seed: int | None = None,
+    stochastic_bits: int | None = None,
+    random_bits: npt.ArrayLike | None = None,
+    source: TypeLike | None = None,
 ) -> Any:
     """Cast ``x`` to the ONNX type ``to``, as the ONNX ``Cast`` operator does.
 
@@ -54,27 +67,57 @@ def cast(
         An ndarray subclass is read as a plain array (``numpy.asarray``), but
         a masked array (``numpy.ma``) gives a masked array with the same mask;
         the texts under its mask are not read.
-    to : str, int, dtype
+    to : str, int, dtype, FloatType or FloatFormat
         The target type: an ONNX name in any case (``"float8e4m3fn"``,
         ``"FLOAT"``, ``"double"``, ``"string"``), an ONNX id (``17``), a
         type constant (``numbacast.FLOAT8E4M3FN``) or a dtype (``str`` for
-        STRING).
+        STRING) -- or a float format that is not an ONNX type: a
+        :class:`numbacast.FloatType` (:func:`numbacast.p3109`,
+        :func:`numbacast.gfloat_format`, ``numbacast.FLOAT8_E4M3`` ...) or a
+        :class:`numbacast.FloatFormat`, whose casts return its codes (uint8
+        or uint16) or its ml_dtypes array.
     saturate : bool
         For the float8 targets and FLOAT8E8M0: out-of-range values and
         infinities give the largest finite value (True, the default) instead of
         inf or NaN.  Other targets ignore it.
-    round_mode : {"up", "down", "nearest"}
-        How FLOAT8E8M0 rounds; other targets ignore it.
+    round_mode : {"up", "down", "nearest"}, optional
+        How FLOAT8E8M0 rounds (default "up", the ONNX attribute); other
+        targets ignore it.  The same as ``rounding`` "toward_positive",
+        "toward_zero" and "nearest_away" (FLOAT8E8M0 casts magnitudes): giving
+        both, in disagreement, is a ValueError.
     out : numpy.ndarray, optional
         Where to write the result: an array of the shape of ``x`` and exactly
         the target's storage dtype (for STRING, any ``<U`` dtype wide enough
-        for the longest text), writeable, any strides, of any ndarray subclass
-        but a masked array.  Checked before anything is written.  Not with a
-        Dask array or a masked ``x``.
+        for the longest text), writeable, any strides.  Checked before
+        anything is written.  Not with a Dask array.
     packed : bool
         For the sub-byte targets (INT4, UINT4, FLOAT4E2M1, INT2, UINT2,
         FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
         :func:`numbacast.pack`), cast and packed in one pass.
+    rounding : str, optional
+        How a float target rounds (integer and bool targets ignore it):
+        "nearest_even" (the default: ONNX's rule), "nearest_away",
+        "toward_zero", "toward_positive", "toward_negative" (IEEE 754's
+        modes) or "stochastic" (up or down at random, with the probability
+        that makes the mean exact).  Overflow follows the mode and
+        ``saturate``; see the rounding rules in docs/rules.md.
+    seed : int, optional
+        For "stochastic": the random numbers of element ``i`` (in C order)
+        depend only on ``seed`` and ``i``, so the same seed gives the same bits
+        whatever the threads, strides, ``out`` or Dask chunks.  Default: a
+        fresh seed for each call.
+    stochastic_bits : int, optional
+        For "stochastic": random bits per element, 1 to 64 (default 64: the
+        probabilities are exact; or the width of ``random_bits``'s dtype).
+    random_bits : array_like of unsigned integers, optional
+        For "stochastic", instead of ``seed``: the random number of each
+        element (the shape of ``x``, each below ``2**stochastic_bits``), as
+        gfloat's ``round_float(..., RoundMode.Stochastic, srbits=, srnumbits=)``
+        takes them.
+    source : type, optional
+        The type of the elements of ``x`` when its dtype does not say: for
+        the codes (uint8 or uint16) of a :class:`numbacast.FloatType`, or the
+        codes of any narrow type.  Default: the type of ``x.dtype``.
 
     Returns
     -------
@@ -93,34 +136,63 @@ def cast(
     ValueError
         Also for a text that is not a number, naming its index.
     """
+    options = dict(
+        saturate=saturate,
+        round_mode=round_mode,
+        rounding=rounding,
+        seed=seed,
+        stochastic_bits=stochastic_bits,
+        random_bits=random_bits,
+        source=source,
+    )
     target = resolve(to)
     run = runtime()
     checks = run.checks
-    saturate = checks.check_saturate(saturate)
-    round_mode, packed = checks.check_round_mode(round_mode), checks.check_packed(packed)
+    source_type = None if source is None else resolve(source)
+    saturate, packed = checks.check_saturate(saturate), checks.check_packed(packed)
+    rounding, round_mode = checks.check_rounding(rounding, round_mode, target)
+    seed, stochastic_bits = checks.check_stochastic(rounding, seed, stochastic_bits, random_bits)
+    stochastic = {}
+    if rounding == "stochastic":
+        key = run.seed_key(secrets.randbits(64) if seed is None else seed)
+        stochastic = dict(stochastic_bits=stochastic_bits, key=key, random_bits=random_bits)
     if out is not None and not checks.is_dask_array(x):
         checks.check_out_type(out)
     if checks.is_masked_array(x):
-        return cast_masked(x, target, saturate, round_mode, out, packed)
+        return cast_masked(x, target, out, packed, options)
     if checks.is_dask_array(x):
         if packed:
             checks.refuse_dask(x, "numbacast.cast(..., packed=True)")
-        return run.cast_lazily(x, target, saturate, round_mode, out)
+        return run.cast_lazily(x, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)
     array = np.asarray(x)
     if target.is_string or array.dtype.kind in "USO":
+        if source_type is not None:
+            raise TypeError("source= is for numeric arrays; cast the codes to a numeric type first")
         if packed:
             raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
-        return run.cast_text(array, target, saturate, round_mode, out)
+        if stochastic:
+            raise TypeError(
+                "rounding='stochastic' casts numbers, not texts; cast the texts to DOUBLE first, then round that"
+            )
+        return run.cast_text(array, target, saturate, round_mode, out, rounding)
     if packed:
-        return run.cast_packed(array, target, saturate, round_mode, out)
-    return run.cast_numbers(array, target, saturate, round_mode, out)
+        if stochastic:
+            if out is not None:
+                raise ValueError("out= cannot be combined with packed=True")
+            return run.pack(
+                run.cast_numbers(array, target, saturate, round_mode, None, rounding, source=source_type, **stochastic)
+            )
+        source_type = checks.check_source(array, source_type)
+        return run.cast_packed(array, target, saturate, round_mode, out, rounding, source_type)
+    return run.cast_numbers(array, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)
 
 
-def cast_masked(x, target, saturate, round_mode, out, packed):
-    """:func:`cast` of the masked array ``x``: a masked array holding the cast of
-    its data, with a copy of its mask, as ``x.astype`` gives.  Texts under the
-    mask are not read (they are taken as "0"), so they cannot fail the cast.
-    The fill value is the cast of ``x``'s, or zero when that cannot be cast."""
+def cast_masked(x, target, out, packed, options):
+    """:func:`cast` of the masked array ``x`` (``options`` as the caller gave
+    them): a masked array holding the cast of its data, with a copy of its
+    mask, as ``x.astype`` gives.  Texts under the mask are not read (they are
+    taken as "0"), so they cannot fail the cast.  The fill value is the cast
+    of ``x``'s, or zero when that cannot be cast."""
     if packed:
         raise TypeError("packed=True cannot keep a mask: cast x.filled(value) or x.data to pack a masked array")
     if out is not None:
@@ -135,9 +207,10 @@ def cast_masked(x, target, saturate, round_mode, out, packed):
         if data.dtype.kind in "USO" and not target.is_string and mask.any():
             data = data.copy()
             data[mask] = b"0" if data.dtype.kind == "S" else "0"
-    result = cast(data, target, saturate=saturate, round_mode=round_mode)
+    result = cast(data, target, **options)
+    fill_options = {**options, "random_bits": None} if options["random_bits"] is not None else options
     try:
-        fill = cast(np.array(x.fill_value, x.dtype), target, saturate=saturate, round_mode=round_mode)
+        fill = cast(np.array(x.fill_value, x.dtype), target, **fill_options)
     except (TypeError, ValueError, OverflowError):
         fill = None if target.is_string else np.zeros((), target.storage)
     return ma.MaskedArray(result, mask=mask, fill_value=fill)

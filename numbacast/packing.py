@@ -308,10 +308,11 @@ def unpack(
     return unpack_with(conversion, *packed_data(data, source, shape))
 
 
-def cast_packed(array, target, saturate, round_mode, out):
-    """``cast(..., packed=True)``: the packed bytes of the cast of ``array`` to
-    ``target`` with checked options."""
-    conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
+def cast_packed(array, target, saturate, round_mode, out, rounding=None, source=None):
+    """``cast(..., packed=True)``: the packed bytes of the cast of ``array`` (of
+    type ``source``, by default its dtype's) to ``target`` with checked options."""
+    source = resolve(array.dtype) if source is None else source
+    conversion = Conversion.make(source, target, saturate, round_mode, rounding=rounding)
     if out is not None:
         raise ValueError("out= cannot be combined with packed=True")
     check_packed_type(conversion.target, "with packed=True, the target type")

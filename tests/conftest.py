@@ -42,3 +42,70 @@ def check_against_reference(source, codes, target, options, out, reference=None)
     assert not bad, f"{len(bad)} mismatches {source}->{target} {options}; first: " + ", ".join(
         f"code {int(codes[i]):#x}: got {int(got[i]):#x} expected {int(expected[i]):#x}" for i in bad[:5]
     )
+
+
+def converter_harness(conversions):
+    """``apply(values) -> (len(conversions), n)`` array: the scalar converters
+    of one to three conversions of one source, run by one serial loop that
+    compiles them together (far cheaper than a parallel kernel each).  Rows
+    hold the target's kernel representation (its codes for narrow types)."""
+    from numba import njit
+
+    from numbacast.engine.conversion import kernel_dtype, scalar_converter
+
+    fs = [scalar_converter(c) for c in conversions] + [None] * (3 - len(conversions))
+    f0, f1, f2 = fs
+    count = len(conversions)
+    dtype = kernel_dtype(conversions[0].target)
+    if conversions[0].stochastic:
+        return _random_harness(f0, conversions[0], dtype)
+
+    @njit
+    def run(x, out):
+        for i in range(x.size):
+            v = x[i]
+            out[0, i] = f0(v)
+            if count > 1:
+                out[1, i] = f1(v)
+            if count > 2:
+                out[2, i] = f2(v)
+
+    def apply(values):
+        out = np.empty((count, values.size), dtype)
+        run(np.ascontiguousarray(values).reshape(-1).view(kernel_dtype(conversions[0].source)), out)
+        return out
+
+    return apply
+
+
+def _random_harness(f, conversion, dtype):
+    """``apply(values, r)``: a stochastic converter with each element's random
+    number ``r[i]``, or with ``r`` an int key, the numbers a seed's key gives
+    (:func:`numbacast.engine.rounding.random64` of the index)."""
+    from numba import njit
+
+    from numbacast.engine.conversion import kernel_dtype
+    from numbacast.engine.rounding import random64
+
+    drop = np.uint64(64 - conversion.stochastic_bits)
+
+    @njit
+    def given(x, r, out):
+        for i in range(x.size):
+            out[i] = f(x[i], np.uint64(r[i]))
+
+    @njit
+    def drawn(x, key, out):
+        for i in range(x.size):
+            out[i] = f(x[i], random64(key, np.uint64(i)) >> drop)
+
+    def apply(values, r):
+        x = np.ascontiguousarray(values).reshape(-1).view(kernel_dtype(conversion.source))
+        out = np.empty(x.size, dtype)
+        if isinstance(r, int):
+            drawn(x, np.uint64(r), out)
+        else:
+            given(x, np.ascontiguousarray(r).reshape(-1), out)
+        return out
+
+    return apply

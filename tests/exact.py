@@ -26,6 +26,7 @@ __all__ = [
     "INTEGER_TYPES",
     "FLOAT_TYPES",
     "ROUND_MODES",
+    "ROUNDINGS",
     "Exact",
     "decode",
     "encode",
@@ -39,6 +40,10 @@ __all__ = [
 ]
 
 ROUND_MODES = ("up", "down", "nearest")
+#: numbacast's ``rounding=`` values (docs/rules.md, "Rounding modes").
+ROUNDINGS = ("nearest_even", "nearest_away", "toward_zero", "toward_positive", "toward_negative", "stochastic")
+#: FLOAT8E8M0's ``round_mode`` as a rounding of the magnitude.
+E8M0_ROUNDING = {"up": "toward_positive", "down": "toward_zero", "nearest": "nearest_away"}
 _ZERO = Fraction(0)
 
 
@@ -319,17 +324,54 @@ def _round_shift(n, d, shift):
     return q
 
 
-def _round_float(f, n, d):
-    """Magnitude code of n/d > 0 rounded once, ties to even, exponent range
-    unbounded above (a result > f.maxcode is an overflow)."""
+def _round_up(twice_rem, d, lower_odd, negative, rounding, random):
+    """Whether a value ``lower + rem/d`` steps (0 < rem < d, ``twice_rem`` = 2 rem)
+    rounds up in ``rounding``.  ``random`` = (r, n) for "stochastic": the
+    fraction rem/d rounded to n bits (ties to even), plus r, must reach 2**n."""
+    if rounding == "nearest_even":
+        return twice_rem > d or (twice_rem == d and lower_odd)
+    if rounding == "nearest_away":
+        return twice_rem >= d
+    if rounding == "toward_zero":
+        return False
+    if rounding == "toward_positive":
+        return not negative
+    if rounding == "toward_negative":
+        return negative
+    if rounding == "stochastic":
+        r, n = random
+        q, rest = divmod(twice_rem << n, 2 * d)  # the fraction rem/d in units of 2**-n
+        if 2 * rest > 2 * d or (2 * rest == 2 * d and q & 1):
+            q += 1
+        return q + r >= 1 << n
+    raise ValueError(f"rounding {rounding!r}; expected one of {ROUNDINGS}")
+
+
+def _round_float(f, n, d, rounding="nearest_even", negative=False, random=None):
+    """Magnitude code of n/d > 0 rounded once in ``rounding`` (ties to even by
+    default), exponent range unbounded above (a result > f.maxcode is an overflow)."""
     e = max(_floor_log2(n, d), f.emin)
-    s = _round_shift(n, d, f.mbits - e)  # significand, 0 .. 2**(mbits+1)
+    shift = f.mbits - e
+    if shift >= 0:
+        n <<= shift
+    else:
+        d <<= -shift
+    s, rem = divmod(n, d)  # significand, 0 .. 2**(mbits+1)
     # normal: code = ((e+bias) << m) + s - 2**m; subnormal (e = emin): code = s.
     # A carry to 2**(mbits+1) lands on the next binade by itself.
-    return ((e + f.bias - 1) << f.mbits) + s
+    code = ((e + f.bias - 1) << f.mbits) + s
+    if rem and _round_up(2 * rem, d, code & 1, negative, rounding, random):
+        code += 1
+    return code
 
 
-def _encode_float(f, x, saturate, fnuz_inf_to_nan):
+def _toward_zero_for(rounding, negative):
+    """Whether ``rounding`` rounds a value of this sign toward zero (IEEE 754:
+    an overflow then gives the largest finite value, not infinity)."""
+    return rounding == "toward_zero" or rounding == ("toward_positive" if negative else "toward_negative")
+
+
+def _encode_float(f, x, saturate, fnuz_inf_to_nan, rounding="nearest_even", random=None):
     sign = f.signbit if x.sign else 0
     kind = x.kind
     if kind == "nan":
@@ -338,11 +380,13 @@ def _encode_float(f, x, saturate, fnuz_inf_to_nan):
         return f.signbit if f.specials == "fnuz" else sign | f.nancode
     if kind == "finite":
         mag = x.mag
-        c = _round_float(f, mag.numerator, mag.denominator) if mag else 0
+        c = _round_float(f, mag.numerator, mag.denominator, rounding, bool(x.sign), random) if mag else 0
         if c == 0:
             return 0 if f.specials == "fnuz" else sign
         if c <= f.maxcode:
             return sign | c
+        if _toward_zero_for(rounding, x.sign):
+            return sign | f.maxcode
     elif fnuz_inf_to_nan and f.specials == "fnuz":
         return f.signbit  # Cast-19..23: inf -> NaN
     # overflow ([x] > max) or infinity
@@ -353,9 +397,10 @@ def _encode_float(f, x, saturate, fnuz_inf_to_nan):
     return f.signbit if f.specials == "fnuz" else sign | f.nancode
 
 
-def _encode_e8m0(x, saturate, round_mode):
+def _encode_e8m0(x, saturate, round_mode, rounding=None, random=None):
     if round_mode not in ROUND_MODES:
         raise ValueError(f"round_mode {round_mode!r}; expected one of {ROUND_MODES}")
+    rounding = rounding or E8M0_ROUNDING[round_mode]
     if x.kind == "nan":
         return 0xFF
     if x.kind == "inf":
@@ -364,12 +409,12 @@ def _encode_e8m0(x, saturate, round_mode):
     if n == 0:
         return 0 if saturate else 0xFF
     k = _floor_log2(n, d)  # 2**k <= |x| < 2**(k+1)
-    if round_mode == "up":
-        if (n != d << k) if k >= 0 else (n << -k != d):
-            k += 1
-    elif round_mode == "nearest":
-        if (2 * n >= 3 * (d << k)) if k >= 0 else (2 * n << -k >= 3 * d):
-            k += 1
+    # |x| = 2**k * (1 + rem/den): one step is 2**k
+    rem, den = (n - (d << k), d << k) if k >= 0 else ((n << -k) - d, d)
+    if rem and _round_up(
+        2 * rem, den, (k + 127) & 1, False, rounding.replace("toward_negative", "toward_zero"), random
+    ):
+        k += 1
     if k < -127:
         return 0 if saturate else 0xFF
     if k > 127:
@@ -397,25 +442,33 @@ def _encode_int(f, x, from_integer):
     return (-v if x.sign else v) & f.mask
 
 
-def encode(name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False, from_integer=False):
+def encode(
+    name, x, saturate=True, round_mode="up", fnuz_inf_to_nan=False, from_integer=False, rounding=None, random=None
+):
     """Storage code of ``name`` for the exact value ``x`` (an ``Exact``).
 
     ``from_integer`` says the source was an integer type (or bool): integer
     targets then keep the low bits instead of truncating and saturating.
-    It changes nothing for the other targets."""
+    It changes nothing for the other targets.  ``rounding`` (one of
+    :data:`ROUNDINGS`; None: ties to even, or ``round_mode`` for FLOAT8E8M0)
+    is for float targets; "stochastic" takes ``random`` = (r, n), the
+    element's ``n``-bit random number."""
     f = _fmt(name)
     if isinstance(f, _Float):
-        return _encode_float(f, x, saturate, fnuz_inf_to_nan)
+        return _encode_float(f, x, saturate, fnuz_inf_to_nan, rounding or "nearest_even", random)
     if isinstance(f, _Int):
         return _encode_int(f, x, from_integer)
     if f == "bool":
         return 0 if x.kind == "finite" and not x.mag else 1
-    return _encode_e8m0(x, saturate, round_mode)
+    return _encode_e8m0(x, saturate, round_mode, rounding, random)
 
 
-def cast_code(src_name, code, dst_name, saturate=True, round_mode="up", fnuz_inf_to_nan=False):
+def cast_code(
+    src_name, code, dst_name, saturate=True, round_mode="up", fnuz_inf_to_nan=False, rounding=None, random=None
+):
     """Code of ``dst_name`` for storage ``code`` of ``src_name``."""
-    return encode(dst_name, decode(src_name, code), saturate, round_mode, fnuz_inf_to_nan, src_name in INTEGER_TYPES)
+    x = decode(src_name, code)
+    return encode(dst_name, x, saturate, round_mode, fnuz_inf_to_nan, src_name in INTEGER_TYPES, rounding, random)
 
 
 def same_code(dst_name, a, b):

@@ -227,6 +227,80 @@ def test_other_float_targets_from_integers_round_the_exact_integer():
     assert codes(np.array([True, False]), "float8e5m2") == [0x3C, 0]
 
 
+# -- Rounding modes ------------------------------------------------------------
+
+MODES = ("nearest_even", "nearest_away", "toward_zero", "toward_positive", "toward_negative")
+
+
+def test_rounding_modes_on_ties_and_tiny_values():
+    """Rule: docs/rules.md#rule-rounding-modes"""
+    x = [1.0625, -1.0625, 1e-10, -1e-10, 1.125]
+    expected = {
+        "nearest_even": [0x38, 0xB8, 0x00, 0x80, 0x39],
+        "nearest_away": [0x39, 0xB9, 0x00, 0x80, 0x39],
+        "toward_zero": [0x38, 0xB8, 0x00, 0x80, 0x39],
+        "toward_positive": [0x39, 0xB8, 0x01, 0x80, 0x39],
+        "toward_negative": [0x38, 0xB9, 0x00, 0x81, 0x39],
+    }
+    for mode in MODES:
+        assert codes(np.array(x, np.float64), "float8e4m3fn", rounding=mode) == expected[mode], mode
+    assert codes(np.array(x, np.float64), "float8e4m3fn") == expected["nearest_even"]
+    # a text is read with the same modes (from its exact decimal value)
+    assert codes(np.array(["1.0625", "-1.0625"]), "float8e4m3fn", rounding="toward_negative") == [0x38, 0xB9]
+    # no rounding happens, whatever the mode
+    assert cast(np.array([0.1], np.float16), "float", rounding="toward_zero")[0] == np.float32(np.float16(0.1))
+
+
+def test_rounding_overflow_follows_the_mode_and_saturate():
+    """Rule: docs/rules.md#rule-rounding-overflow"""
+    x = np.array([465.0, -465.0, INF, -INF, NAN], np.float64)
+    assert codes(x, "float8e4m3fn", saturate=False, rounding="toward_zero") == [0x7E, 0xFE, 0x7F, 0xFF, 0x7F]
+    assert codes(x, "float8e4m3fn", saturate=False, rounding="toward_positive") == [0x7F, 0xFE, 0x7F, 0xFF, 0x7F]
+    assert codes(x, "float8e4m3fn", saturate=False, rounding="toward_negative") == [0x7E, 0xFF, 0x7F, 0xFF, 0x7F]
+    assert codes(x, "float8e4m3fn", saturate=True, rounding="toward_positive") == [0x7E, 0xFE, 0x7E, 0xFE, 0x7F]
+    # FLOAT16 has infinity: toward zero keeps 65504 but an infinity stays infinite
+    assert codes(np.array([65520.0, -65520.0, INF], np.float64), "float16", rounding="toward_zero") == [
+        0x7BFF,
+        0xFBFF,
+        0x7C00,
+    ]
+    # FLOAT4E2M1 has neither infinity nor NaN: always +/-max
+    assert codes(np.array([7.0, -INF], np.float64), "float4e2m1", rounding="toward_positive") == [0x7, 0xF]
+
+
+def test_rounding_e8m0_round_mode_and_rounding():
+    """Rule: docs/rules.md#rule-rounding-e8m0"""
+    x = np.array([1.5, 3.0, 6.0, -3.0], np.float64)
+    assert codes(x, "float8e8m0", rounding="nearest_even") == [128, 128, 130, 128]
+    assert codes(x, "float8e8m0", rounding="nearest_away") == codes(x, "float8e8m0", round_mode="nearest")
+    assert codes(x, "float8e8m0", rounding="toward_negative", round_mode="down") == [127, 128, 129, 128]
+    assert codes(x, "float8e8m0") == codes(x, "float8e8m0", rounding="toward_positive")
+    with pytest.raises(ValueError, match="disagree"):
+        cast(x, "float8e8m0", round_mode="up", rounding="nearest_even")
+    with pytest.raises(ValueError, match="rounding must be one of"):
+        cast(x, "float8e8m0", rounding="up")
+
+
+def test_stochastic_rounding_goes_up_with_the_fractional_distance():
+    """Rule: docs/rules.md#rule-stochastic"""
+    # 1.03125 lies a quarter of the way from 1.0 to 1.125 (FLOAT8E4M3FN): with
+    # 2 random bits it goes up for r = 3 only, that is with probability 1/4
+    x = np.full(4, 1.03125, np.float32)
+    bits = np.arange(4, dtype=np.uint8)
+    assert codes(x, "float8e4m3fn", rounding="stochastic", random_bits=bits, stochastic_bits=2) == [
+        0x38,
+        0x38,
+        0x38,
+        0x39,
+    ]
+    # exact values never move; the same seed gives the same bits
+    assert codes(np.array([1.0, -448.0], np.float32), "float8e4m3fn", rounding="stochastic") == [0x38, 0xFE]
+    y = np.linspace(1, 2, 1000, dtype=np.float32)
+    assert codes(y, "float8e4m3fn", rounding="stochastic", seed=5) == codes(
+        y, "float8e4m3fn", rounding="stochastic", seed=5
+    )
+
+
 # -- Integer targets -------------------------------------------------------
 
 

@@ -13,24 +13,50 @@ import functools
 
 import numpy as np
 
-from ..formats.registry import DOUBLE, FLOAT, INT64, resolve
-from .checks import check_out, refuse_masked
+from ..formats.registry import DOUBLE, FLOAT, INT64
+from .checks import check_out, check_source, refuse_masked
 from .conversion import Conversion, kernel_dtype
 from .kernels import NO_TABLE, launch
+from .stochastic import cast_stochastic, check_random_bits
 
 #: Sources of at most this many bytes may be converted through a table of all their codes.
 TABLE_MAX_ITEMSIZE = 2
 
 
-def cast_numbers(array, target, saturate=True, round_mode="up", out=None):
+def cast_numbers(
+    array,
+    target,
+    saturate=True,
+    round_mode="up",
+    out=None,
+    rounding=None,
+    stochastic_bits=None,
+    key=0,
+    random_bits=None,
+    location=None,
+    source=None,
+):
     """``array`` (a NumPy array of a numeric type) cast to the numeric type
     ``target`` with checked options, into ``out`` (checked here) or a new array.
+
+    A stochastic cast draws its random numbers from ``key`` (see
+    :func:`~numbacast.engine.rounding.seed_key`) or takes them from
+    ``random_bits``; ``location`` places a chunk in a larger array (see
+    :func:`~numbacast.engine.stochastic.chunk_rows`); ``source``, when given,
+    is the type of the elements of ``array`` (see :func:`~numbacast.engine.checks.check_source`).
     Masked arrays are refused: Dask chunks come here, not through ``cast``."""
     refuse_masked(array, "numbacast's cast of a Dask chunk")
     array = np.asarray(array)
-    conversion = Conversion.make(resolve(array.dtype), target, saturate, round_mode)
+    conversion = Conversion.make(
+        check_source(array, source), target, saturate, round_mode, rounding=rounding, stochastic_bits=stochastic_bits
+    )
     if out is not None:
         check_out(out, array.shape, target)
+    if conversion.stochastic:
+        random = None
+        if random_bits is not None:
+            random = check_random_bits(random_bits, array.shape, conversion.stochastic_bits)
+        return cast_stochastic(conversion, array, out, key, random, location)
     return run(conversion, array, out)
 
 
@@ -86,6 +112,8 @@ def uses_table(conversion):
     same bits.
     """
     source, target = conversion.source, conversion.target
+    if conversion.stochastic:
+        return False  # each element's result depends on its random number too
     if source.storage.itemsize > TABLE_MAX_ITEMSIZE or target in (FLOAT, DOUBLE):
         return False
     return not (_is_integral(source) and _is_integral(target))
@@ -110,7 +138,12 @@ def table(conversion):
     values = np.empty(codes.shape, wide.storage)
     launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE, parallel=False)
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
-    options = dict(saturate=conversion.saturate, round_mode=conversion.round_mode, inf_to_nan=conversion.inf_to_nan)
+    options = dict(
+        saturate=conversion.saturate,
+        round_mode=conversion.round_mode,
+        inf_to_nan=conversion.inf_to_nan,
+        rounding=conversion.rounding,
+    )
     launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE, parallel=False)
     result.flags.writeable = False
     return result

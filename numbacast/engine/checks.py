@@ -9,7 +9,9 @@ import sys
 
 import numpy as np
 
+from ..formats.registry import FLOAT8E8M0, resolve
 from .codecs import ROUND_MODES
+from .rounding import E8M0_ROUND_MODES, FULL_BITS, ROUNDINGS, STOCHASTIC
 
 
 def check_saturate(saturate):
@@ -31,6 +33,76 @@ def check_round_mode(round_mode):
     if isinstance(round_mode, str) and round_mode in ROUND_MODES:
         return round_mode
     raise ValueError(f"round_mode must be one of {', '.join(map(repr, ROUND_MODES))}, not {round_mode!r}")
+
+
+def check_rounding(rounding, round_mode, target):
+    """``(rounding, round_mode)`` checked for a cast to ``target``: ``rounding``
+    one of :data:`~numbacast.engine.rounding.ROUNDINGS` or None (the ONNX
+    default), ``round_mode`` one of the ONNX modes, None giving "up".
+
+    Into FLOAT8E8M0 both name the same choice: when both are given they must
+    agree (``round_mode`` "up" is ``rounding`` "toward_positive", "down" is
+    "toward_zero" or "toward_negative" -- the same on magnitudes -- and
+    "nearest" is "nearest_away").  Other targets ignore ``round_mode``."""
+    given_round_mode = round_mode
+    round_mode = "up" if round_mode is None else check_round_mode(round_mode)
+    if rounding is None:
+        return None, round_mode
+    if not isinstance(rounding, str) or rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {', '.join(map(repr, ROUNDINGS))}, not {rounding!r}")
+    if target is FLOAT8E8M0 and given_round_mode is not None and rounding not in E8M0_ROUND_MODES[round_mode]:
+        same = " or ".join(map(repr, E8M0_ROUND_MODES[round_mode]))
+        raise ValueError(
+            f"round_mode={round_mode!r} and rounding={rounding!r} disagree for FLOAT8E8M0: round_mode "
+            f"{round_mode!r} is rounding {same}; give one of them"
+        )
+    return rounding, round_mode
+
+
+def check_stochastic(rounding, seed, stochastic_bits, random_bits):
+    """``(seed, stochastic_bits)`` checked: all three options are for
+    ``rounding="stochastic"`` only; ``seed`` an integer in ``0 .. 2**64 - 1``
+    or None (a fresh one, from the operating system); ``stochastic_bits`` an
+    integer from 1 to 64 or None (64, or the width of ``random_bits``'s dtype);
+    ``seed`` and ``random_bits`` exclude each other."""
+    if rounding != STOCHASTIC:
+        given = [
+            name
+            for name, v in (("seed", seed), ("stochastic_bits", stochastic_bits), ("random_bits", random_bits))
+            if v is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for rounding='stochastic' only")
+        return None, None
+    if random_bits is not None and seed is not None:
+        raise ValueError("give seed= or random_bits=, not both: random_bits are the random numbers themselves")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
+        raise TypeError(f"seed must be an integer, not {seed!r}")
+    if seed is not None and not 0 <= int(seed) < 1 << 64:
+        raise ValueError(f"seed must be in 0 .. 2**64 - 1, not {seed}")
+    if stochastic_bits is None:
+        if random_bits is not None:
+            stochastic_bits = 8 * np.asarray(random_bits).dtype.itemsize
+        else:
+            stochastic_bits = FULL_BITS
+    if isinstance(stochastic_bits, (bool, np.bool_)) or not isinstance(stochastic_bits, (int, np.integer)):
+        raise TypeError(f"stochastic_bits must be an integer from 1 to 64, not {stochastic_bits!r}")
+    if not 1 <= int(stochastic_bits) <= 64:
+        raise ValueError(f"stochastic_bits must be from 1 to 64, not {stochastic_bits}")
+    return (None if seed is None else int(seed)), int(stochastic_bits)
+
+
+def check_source(array, source):
+    """The type of ``array``'s elements: ``source`` (a resolved type) when given
+    -- ``array`` then holds its storage, or its codes as unsigned integers of
+    the same width -- else the type of ``array``'s dtype."""
+    if source is None:
+        return resolve(array.dtype)
+    codes = np.dtype(f"u{source.storage.itemsize}") if source.is_float or source.is_integer else None
+    if array.dtype not in (source.storage, codes):
+        accepted = f"{source.storage}" + (f" or {codes} codes" if codes is not None and codes != source.storage else "")
+        raise TypeError(f"an array of {source.onnx_name} must have dtype {accepted}, not {array.dtype}")
+    return source
 
 
 def check_out(out, shape, target):

@@ -35,7 +35,8 @@ from ..formats.registry import (
     OnnxType,
 )
 from . import codecs
-from .bits import float_bits
+from . import rounding as rounding_modes
+from .bits import float32_from_bits, float_bits
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
@@ -61,31 +62,95 @@ def kernel_dtype(t: OnnxType):
 @dataclass(frozen=True)
 class Conversion:
     """A cast from ``source`` to ``target`` with its options, normalised so
-    that options a target ignores do not make a different conversion."""
+    that options a target ignores do not make a different conversion.
+
+    ``rounding`` is one of :data:`~numbacast.engine.rounding.ROUNDINGS` (for
+    FLOAT8E8M0 it replaces ``round_mode``, which only says how ``rounding``
+    was given); ``stochastic_bits`` is the number of random bits per element
+    of stochastic rounding (0 for the other modes)."""
 
     source: OnnxType
     target: OnnxType
     saturate: bool = True
     round_mode: str = "up"
     inf_to_nan: bool = False  # Cast-19..23: +/-inf into the FNUZ types gives NaN
+    rounding: str = rounding_modes.NEAREST_EVEN
+    stochastic_bits: int = 0
 
     @classmethod
     @functools.cache
-    def make(cls, source, target, saturate=True, round_mode="up", inf_to_nan=False):
+    def make(
+        cls, source, target, saturate=True, round_mode="up", inf_to_nan=False, rounding=None, stochastic_bits=None
+    ):
+        """The normalised conversion.  ``rounding`` None is the ONNX default:
+        ``round_mode`` for FLOAT8E8M0, ties to even for the other targets;
+        ``stochastic_bits`` None is :data:`~numbacast.engine.rounding.FULL_BITS`."""
         target_format = target.format
-        if target not in SATURATING:
+        if target not in SATURATING and not is_custom(target):
             # FLOAT16 and BFLOAT16 overflow to inf; float4/float6 always saturate.
             saturate = target.is_float and target_format.nan == formats.NAN_NONE
-        if target is not FLOAT8E8M0:
+        if target is FLOAT8E8M0:
+            if rounding is None:
+                rounding = rounding_modes.e8m0_rounding(round_mode)
+            if rounding == rounding_modes.TOWARD_NEGATIVE:  # the same on magnitudes
+                rounding = rounding_modes.TOWARD_ZERO
+            round_mode = next((m for m, same in rounding_modes.E8M0_ROUND_MODES.items() if rounding in same), "up")
+        else:
             round_mode = "up"
+            if rounding is None or not target.is_float or exactly_representable(source, target):
+                rounding = rounding_modes.NEAREST_EVEN
+        if rounding == rounding_modes.STOCHASTIC:
+            stochastic_bits = rounding_modes.FULL_BITS if stochastic_bits is None else int(stochastic_bits)
+        else:
+            stochastic_bits = 0
         inf_to_nan = bool(inf_to_nan) and target.is_float and target_format.nan == formats.NAN_NEGATIVE_ZERO
-        return cls(source, target, bool(saturate), round_mode, inf_to_nan)
+        return cls(source, target, bool(saturate), round_mode, inf_to_nan, rounding, stochastic_bits)
+
+    @property
+    def stochastic(self):
+        """Whether each element needs a random number."""
+        return self.rounding == rounding_modes.STOCHASTIC
 
     def __str__(self):
         return (
-            f"{self.source.name}->{self.target.name}(saturate={int(self.saturate)},"
-            f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)})"
+            f"{_label(self.source)}->{_label(self.target)}(saturate={int(self.saturate)},"
+            f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)},"
+            f"rounding={self.rounding},stochastic_bits={self.stochastic_bits})"
         )
+
+
+def _label(t):
+    """The name of a type in a conversion's name: a custom type's tells its format too."""
+    return f"{t.name}[{t.format},{t.storage}]" if is_custom(t) else t.name
+
+
+def is_custom(t):
+    """Whether ``t`` is a float format of the user's rather than an ONNX type."""
+    return getattr(t, "custom", False)
+
+
+def exactly_representable(source, target):
+    """Whether every finite value of ``source`` is a value of the float type
+    ``target`` (no rounding mode can then change a result)."""
+    if target is FLOAT8E8M0:
+        return False
+    ft = target.format
+    if source.is_integer:
+        magnitude_bits = source.bits - int(source.format.signed)
+        return (
+            (ft.signed or not source.format.signed)
+            and ft.mantissa_bits + 1 >= magnitude_bits
+            and (ft.largest >= 2**magnitude_bits)
+        )
+    if not source.is_float or source is FLOAT8E8M0:
+        return False
+    fs = source.format
+    return (
+        (ft.signed or not fs.signed)
+        and ft.mantissa_bits >= fs.mantissa_bits
+        and ft.min_normal_exponent - ft.mantissa_bits <= fs.min_normal_exponent - fs.mantissa_bits
+        and ft.largest >= fs.largest
+    )
 
 
 class ConversionType(types.Type):
@@ -132,6 +197,10 @@ def source_stage(source: OnnxType):
         return "f32", _identity
     if source is DOUBLE:
         return "f64", _identity
+    if is_custom(source):
+        if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
+            return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
+        return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:
@@ -154,9 +223,21 @@ def _small_int_decoder(fmt):
 @functools.cache
 def target_stage(kind, source_bits, conversion):
     """``stage(value)``: a value of ``kind`` (see :func:`source_stage`) rounded to
-    the conversion's target, in the target's kernel representation."""
+    the conversion's target, in the target's kernel representation; for a
+    stochastic conversion ``stage(value, r)``, ``r`` the element's random number."""
     target = conversion.target
     fmt = target.format
+    rounding, bits, random = conversion.rounding, conversion.stochastic_bits, conversion.stochastic
+    directed = rounding != rounding_modes.NEAREST_EVEN
+    wide_int = kind == "int" and source_bits == 64
+    if target is DOUBLE and directed and wide_int:
+        return _random_stage(rounding_modes.int_to_float64_rounded(rounding, bits), random)
+    if target is FLOAT and directed:
+        encode_float = rounding_modes.rounding_encoder(formats.FLOAT64, formats.FLOAT32, False, rounding, bits)
+        to_double = codecs.int_to_float64 if wide_int else _to_float64
+        if random:
+            return _jit(lambda x, r: float32_from_bits(encode_float(float_bits(to_double(x)), r)))
+        return _jit(lambda x: float32_from_bits(encode_float(float_bits(to_double(x)), _NO_RANDOM)))
     if target is FLOAT:
         return _jit(lambda x: np.float32(x))
     if target is DOUBLE:
@@ -172,26 +253,59 @@ def target_stage(kind, source_bits, conversion):
         return _jit(lambda x: to_int(real(x)))
 
     def encoder(source):
-        """Rounds from float32 or float64 bits to a float target other than FLOAT and DOUBLE."""
+        """``(encode, takes_r)``: rounds from float32 or float64 bits to a float
+        target other than FLOAT and DOUBLE; ``encode(bits, r)`` when ``takes_r``."""
         if target is FLOAT8E8M0:
-            return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode)
-        return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan)
+            if rounding in (rounding_modes.NEAREST_EVEN, rounding_modes.STOCHASTIC):  # no ONNX round_mode
+                return rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits), True
+            return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode), False
+        if directed or is_custom(target):
+            encode = rounding_modes.rounding_encoder(
+                source, fmt, conversion.saturate, rounding, bits or rounding_modes.FULL_BITS, conversion.inf_to_nan
+            )
+            return encode, True
+        return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
 
-    if kind == "f32":
-        encode32 = encoder(formats.FLOAT32)
-        return _jit(lambda x: encode32(float_bits(x)))
-    encode64 = encoder(formats.FLOAT64)
-    if kind == "int" and source_bits == 64:
-        to_float = codecs.int_to_float64
-        return _jit(lambda x: encode64(float_bits(to_float(x))))
-    return _jit(lambda x: encode64(float_bits(np.float64(x))))
+    if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
+        encode, takes_r = encoder(formats.FLOAT32)
+        if random:
+            return _jit(lambda x, r: encode(float_bits(x), r))
+        if takes_r:
+            return _jit(lambda x: encode(float_bits(x), _NO_RANDOM))
+        return _jit(lambda x: encode(float_bits(x)))
+    encode, takes_r = encoder(formats.FLOAT64)
+    to_double = codecs.int_to_float64 if wide_int else _to_float64
+    if random:
+        return _jit(lambda x, r: encode(float_bits(to_double(x)), r))
+    if takes_r:
+        return _jit(lambda x: encode(float_bits(to_double(x)), _NO_RANDOM))
+    return _jit(lambda x: encode(float_bits(to_double(x))))
+
+
+_NO_RANDOM = np.uint64(0)
+
+
+@_jit
+def _to_float64(x):
+    return np.float64(x)
+
+
+def _random_stage(convert, random):
+    """``convert(x, r)`` as a stage: itself when stochastic, else with ``r`` = 0."""
+    return convert if random else _jit(lambda x: convert(x, _NO_RANDOM))
 
 
 @functools.cache
 def scalar_converter(conversion):
-    """The ``@njit`` function mapping one source element to one target element."""
+    """The ``@njit`` function mapping one source element to one target element
+    (``convert_one(value, r)`` for a stochastic conversion, ``r`` the
+    element's random number)."""
     kind, decode = source_stage(conversion.source)
     encode = target_stage(kind, conversion.source.bits, conversion)
+    if conversion.stochastic:
+        if decode is _identity:
+            return encode
+        return _jit(lambda value, r: encode(decode(value), r))
 
     @_jit
     def convert_one(value):

@@ -14,6 +14,7 @@ infinity codes, ...) so that no codec carries a per-format constant of its own.
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 #: How a float format spells NaN.
 NAN_IEEE = "ieee"  # all-ones exponent with a non-zero mantissa (both signs)
@@ -24,12 +25,28 @@ NAN_NONE = "none"  # no NaN at all
 
 @dataclass(frozen=True)
 class FloatFormat:
-    """A binary floating point format.
+    """A binary floating point format, described by its fields.
 
-    The value of a code with sign ``s``, exponent field ``e`` and mantissa
-    field ``m`` is ``(-1)**s * 2**(e - bias) * (1 + m / 2**mantissa_bits)``
-    for ``e > 0`` and ``(-1)**s * 2**(1 - bias) * m / 2**mantissa_bits`` for
-    ``e == 0`` (when the format has subnormals).
+    A code is a sign bit (when ``signed``), then ``exponent_bits`` of
+    exponent ``e`` and ``mantissa_bits`` of mantissa ``m``.  Its value is
+    ``(-1)**s * 2**(e - bias) * (1 + m / 2**mantissa_bits)`` for ``e > 0`` and
+    ``(-1)**s * 2**(1 - bias) * m / 2**mantissa_bits`` for ``e == 0`` (when
+    the format has ``subnormals``; else ``e == 0`` is a binade like the others).
+
+    ``nan`` says where the NaNs are: :data:`NAN_IEEE` (every code with an
+    all-ones exponent and a non-zero mantissa, both signs),
+    :data:`NAN_ALL_ONES` (the all-ones magnitude, both signs),
+    :data:`NAN_NEGATIVE_ZERO` (the one code of -0, which is then not -0) or
+    :data:`NAN_NONE`.  With ``has_inf`` the magnitude code just below the
+    NaNs at the top (or the top code itself) is infinity.  The largest
+    finite value is the code below those.  Derived properties give every code
+    the codecs need: :attr:`max_code`, :attr:`inf_code`,
+    :attr:`quiet_nan_code`, :attr:`nan_codes`, :attr:`has_negative_zero`,
+    :attr:`largest` and :attr:`smallest`.
+
+    The ONNX float types are instances (``FLOAT8E4M3FN`` is
+    ``FloatFormat(4, 3, 7, False, NAN_ALL_ONES)``); so are the formats of
+    :mod:`numbacast.formats.custom`.
     """
 
     exponent_bits: int
@@ -42,6 +59,7 @@ class FloatFormat:
 
     @property
     def bits(self):
+        """Total bits of a code: sign (when signed), exponent and mantissa."""
         return int(self.signed) + self.exponent_bits + self.mantissa_bits
 
     @property
@@ -54,17 +72,22 @@ class FloatFormat:
         return (1 << self.sign_shift) - 1
 
     @property
-    def max_code(self):
-        """Magnitude code of the largest finite value."""
+    def high_nans(self):
+        """How many of the highest magnitude codes are NaN (2**m - 1 for IEEE,
+        1 for an all-ones NaN, 0 otherwise)."""
         if self.nan == NAN_IEEE:
-            return (((1 << self.exponent_bits) - 1) << self.mantissa_bits) - 1
-        if self.nan == NAN_ALL_ONES:
-            return self.magnitude_mask - 1
-        return self.magnitude_mask
+            return (1 << self.mantissa_bits) - 1
+        return 1 if self.nan == NAN_ALL_ONES else 0
+
+    @property
+    def max_code(self):
+        """Magnitude code of the largest finite value: below the NaN codes at
+        the top of the range, and below infinity."""
+        return self.magnitude_mask - self.high_nans - int(self.has_inf)
 
     @property
     def inf_code(self):
-        """Magnitude code of infinity (IEEE-like formats only)."""
+        """Magnitude code of infinity (formats with infinities only)."""
         assert self.has_inf
         return self.max_code + 1
 
@@ -81,12 +104,63 @@ class FloatFormat:
 
     @property
     def has_negative_zero(self):
+        """Whether the code of -0 is -0 (not NaN, not absent)."""
         return self.signed and self.subnormals and self.nan != NAN_NEGATIVE_ZERO
 
     @property
     def min_normal_exponent(self):
         """Unbiased exponent of the smallest normal value."""
         return 1 - self.bias
+
+    def value_of(self, magnitude_code):
+        """The exact value (a Fraction) of a finite magnitude code."""
+        exponent, mantissa = magnitude_code >> self.mantissa_bits, magnitude_code & ((1 << self.mantissa_bits) - 1)
+        if exponent or not self.subnormals:
+            mantissa |= 1 << self.mantissa_bits
+        return Fraction(mantissa) * Fraction(2) ** (
+            max(exponent, int(self.subnormals)) - self.bias - self.mantissa_bits
+        )
+
+    @property
+    def largest(self):
+        """The largest finite value (a Fraction)."""
+        return self.value_of(self.max_code)
+
+    @property
+    def smallest(self):
+        """The smallest positive value (a Fraction): the smallest subnormal."""
+        return self.value_of(1 if self.subnormals else 0)
+
+    @property
+    def nan_codes(self):
+        """Every code that is NaN, sign bit included, in increasing order."""
+        if self.nan == NAN_NONE:
+            return ()
+        if self.nan == NAN_NEGATIVE_ZERO:
+            return (1 << self.sign_shift,)
+        top = range(self.magnitude_mask - self.high_nans + 1, self.magnitude_mask + 1)
+        signs = (0, 1 << self.sign_shift) if self.signed else (0,)
+        return tuple(sign | code for sign in signs for code in top)
+
+    def describe(self):
+        """A dict of what the format is: bits, exponent_bits, mantissa_bits,
+        bias, signed, subnormals, infinities, nan (the encoding), nan_codes
+        (at most 8 shown), negative_zero, largest and smallest (floats)."""
+        nan_codes = self.nan_codes
+        return dict(
+            bits=self.bits,
+            exponent_bits=self.exponent_bits,
+            mantissa_bits=self.mantissa_bits,
+            bias=self.bias,
+            signed=self.signed,
+            subnormals=self.subnormals,
+            infinities=self.has_inf,
+            nan=self.nan,
+            nan_codes=nan_codes if len(nan_codes) <= 8 else f"{len(nan_codes)} codes",
+            negative_zero=self.has_negative_zero,
+            largest=float(self.largest),
+            smallest=float(self.smallest),
+        )
 
 
 @dataclass(frozen=True)

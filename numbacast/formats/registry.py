@@ -15,6 +15,7 @@ from typing import Union
 import ml_dtypes
 import numpy as np
 
+from . import custom
 from . import description as f
 
 
@@ -138,7 +139,14 @@ BY_DTYPE = {t.storage: t for t in TYPES}
 
 #: Anything :func:`resolve` accepts as a type: a name, an ONNX id, a dtype or
 #: scalar type, or an :class:`OnnxType`.
-TypeLike = Union[str, int, np.integer, np.dtype, type, "OnnxType"]
+TypeLike = Union[str, int, np.integer, np.dtype, type, "OnnxType", custom.FloatType, f.FloatFormat]
+
+#: What :func:`resolve` returns: an ONNX type or a float type of another format.
+AnyType = OnnxType | custom.FloatType
+
+#: The float types that are not ONNX types but have a name and a dtype of their own (ml_dtypes').
+CUSTOM_BY_NAME = {t.name: t for t in custom.NAMED}
+CUSTOM_BY_DTYPE = {t.storage: t for t in custom.NAMED}
 
 
 def accepted_names() -> str:
@@ -147,14 +155,19 @@ def accepted_names() -> str:
     return f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype"
 
 
-def resolve(spec: TypeLike) -> OnnxType:
-    """Return the :class:`OnnxType` named by ``spec``.
+def resolve(spec: TypeLike) -> AnyType:
+    """Return the :class:`OnnxType` named by ``spec`` -- or the
+    :class:`~numbacast.formats.custom.FloatType` it is or names (ml_dtypes'
+    ``float8_e4m3``, ``float8_e3m4``, ``float8_e4m3b11fnuz`` by name or dtype,
+    or the type of a :class:`~numbacast.formats.description.FloatFormat`).
 
     Raises ValueError for an unknown or refused type and TypeError for a
     ``spec`` that is no kind of type description.
     """
-    if isinstance(spec, OnnxType):
+    if isinstance(spec, (OnnxType, custom.FloatType)):
         return spec
+    if isinstance(spec, f.FloatFormat):
+        return custom.float_type(spec)
     if isinstance(spec, np.dtype) and spec in BY_DTYPE:
         return BY_DTYPE[spec]
     if spec is None or isinstance(spec, (bool, np.bool_, float)):
@@ -172,12 +185,15 @@ def resolve(spec: TypeLike) -> OnnxType:
         key = spec.strip().lower()
         if key in BY_NAME:
             return BY_NAME[key]
+        if key in CUSTOM_BY_NAME:
+            return CUSTOM_BY_NAME[key]
         raise ValueError(f"unknown type name {spec!r}; accepted: {accepted_names()}")
     try:
         dtype = np.dtype(spec)
     except TypeError:
         raise TypeError(f"cannot read a type from {spec!r}; expected {accepted_names()}") from None
-    found = BY_DTYPE.get(dtype if dtype.byteorder in "=|" else dtype.newbyteorder("="))
+    native = dtype if dtype.byteorder in "=|" else dtype.newbyteorder("=")
+    found = BY_DTYPE.get(native) or CUSTOM_BY_DTYPE.get(native)
     if found is not None:
         return found
     if dtype.kind in "US":
@@ -188,3 +204,35 @@ def resolve(spec: TypeLike) -> OnnxType:
             f"accepted: {accepted_names()}"
         )
     raise ValueError(f"unsupported dtype {dtype}; accepted: {accepted_names()}")
+
+
+#: gfloat's named formats that are ONNX types, by gfloat name.
+GFLOAT_ONNX = {
+    "binary64": "double",
+    "binary32": "float",
+    "binary16": "float16",
+    "bfloat16": "bfloat16",
+    "ocp_e5m2": "float8e5m2",
+    "ocp_e4m3": "float8e4m3fn",
+    "ocp_e3m2": "float6e3m2",
+    "ocp_e2m3": "float6e2m3",
+    "ocp_e2m1": "float4e2m1",
+    "ocp_e8m0": "float8e8m0",
+}
+
+
+def gfloat_format(name: str):
+    """The type of one of gfloat's named formats: the ONNX type for those that
+    are one (``"binary16"`` is FLOAT16, ``"ocp_e4m3"`` FLOAT8E4M3FN,
+    ``"ocp_e8m0"`` FLOAT8E8M0 ...; ONNX's rules then apply), a P3109 type for
+    ``"p3109_k{K}p{P}{s|u}{e|f}"``.  gfloat need not be installed."""
+    if name in GFLOAT_ONNX:
+        return resolve(GFLOAT_ONNX[name])
+    found = custom.P3109_NAME.fullmatch(name)
+    if found:
+        k, p, sign, domain = found.groups()
+        return custom.p3109(int(k), int(p), sign == "s", domain == "e")
+    raise ValueError(
+        f"unknown gfloat format {name!r}; numbacast knows {', '.join(GFLOAT_ONNX)} and p3109_k<K>p<P><s|u><e|f> "
+        "(ocp_int8, a two's complement format, is not a float format numbacast casts)"
+    )

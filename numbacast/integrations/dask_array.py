@@ -19,12 +19,16 @@ the caller has imported it.
 import numpy as np
 
 from ..engine.arrays import cast_numbers
+from ..engine.checks import check_source
 from ..formats.registry import resolve
 
 
-def cast_lazily(x, target, saturate, round_mode, out):
+def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None, **stochastic):
     """The lazy cast of the Dask array ``x`` to ``target`` (an :class:`OnnxType`)
-    with checked ``saturate`` and ``round_mode``; ``out`` must be None."""
+    with checked ``saturate``, ``round_mode`` and ``rounding``; ``out`` must be
+    None.  A stochastic cast (``stochastic`` holds ``stochastic_bits``,
+    ``key`` and ``random_bits``) tells each chunk where it lies in ``x``, so
+    that its random numbers are those of the same elements of a NumPy array."""
     if out is not None:
         raise TypeError(
             "out= cannot be used with a Dask array: numbacast.cast returns a lazy Dask array; compute "
@@ -36,14 +40,55 @@ def cast_lazily(x, target, saturate, round_mode, out):
             f"target {target.onnx_name}): the width of a text array is known only once it is computed; "
             "compute the array first, or cast each chunk with x.map_blocks(numbacast.cast, ...)"
         )
-    resolve(x.dtype)
+    if source is None:
+        resolve(x.dtype)
+    else:
+        check_source(np.empty(0, x.dtype), source)
     storage = target.storage
+    if stochastic:
+        da = dask_array_module()
+        random_bits = stochastic.pop("random_bits")
+        arrays = (x,)
+        if random_bits is not None:
+            random_bits = da.asarray(random_bits)
+            if random_bits.shape != x.shape:
+                raise ValueError(f"random_bits has shape {random_bits.shape}; the input has shape {x.shape}")
+            arrays = (x, random_bits.rechunk(x.chunks))
+        return da.map_blocks(
+            _cast_chunk,
+            *arrays,
+            target=target,
+            saturate=saturate,
+            round_mode=round_mode,
+            rounding=rounding,
+            source=source,
+            **stochastic,
+            dtype=storage,
+            meta=np.empty((0,) * x.ndim, storage),
+            token=f"numbacast-cast-{target.name}-stochastic",
+        )
     return x.map_blocks(
         cast_numbers,
         target=target,
         saturate=saturate,
         round_mode=round_mode,
+        rounding=rounding,
+        source=source,
         dtype=storage,
         meta=np.empty((0,) * x.ndim, storage),
         token=f"numbacast-cast-{target.name}",
     )
+
+
+def dask_array_module():
+    """``dask.array``, which the caller has imported (it made a Dask array)."""
+    import sys
+
+    return sys.modules["dask.array"]
+
+
+def _cast_chunk(chunk, random_bits=None, *, block_info=None, **options):
+    """One chunk of a stochastic cast, placed in the whole array by ``block_info``."""
+    info = block_info[0]
+    location = (tuple(info["shape"]), tuple(start for start, _ in info["array-location"]))
+    return cast_numbers(chunk, random_bits=random_bits, location=location, **options)

@@ -38,10 +38,10 @@ ACCEPTED_TEXT = (
 )
 
 
-def cast_text(array, target, saturate, round_mode, out):
+def cast_text(array, target, saturate, round_mode, out, rounding=None):
     """``numbacast.cast`` when the source or the target is STRING."""
     if not target.is_string:
-        return parse_texts(array, target, saturate, round_mode, out)
+        return parse_texts(array, target, saturate, round_mode, out, rounding)
     if array.dtype.kind in "USO":
         texts = unicode_texts(array)
     else:
@@ -151,8 +151,10 @@ def code_points(array):
     return np.ascontiguousarray(array).reshape(-1).view(np.uint32).reshape(array.size, width)
 
 
-def parse_texts(array, target, saturate, round_mode, out):
+def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     """Read every text of ``array`` as a number of the ONNX type ``target``."""
+    if target is DOUBLE and rounding not in (None, "nearest_even"):
+        raise ValueError(f"texts are read into DOUBLE to nearest, ties to even only, not rounding={rounding!r}")
     if out is not None:
         check_out(out, array.shape, target)
     chars = code_points(array)
@@ -169,7 +171,8 @@ def parse_texts(array, target, saturate, round_mode, out):
     _check_valid(array, valid, target)
     if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
-    return run(Conversion.make(DOUBLE, target, saturate, round_mode), values.reshape(array.shape), out)
+    conversion = Conversion.make(DOUBLE, target, saturate, round_mode, rounding=rounding)
+    return run(conversion, values.reshape(array.shape), out)
 
 
 def _deliver(result, out):

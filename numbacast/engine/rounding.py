@@ -1,0 +1,456 @@
+"""Rounding modes other than the ONNX default, generated per format like the codecs.
+
+:data:`ROUNDINGS` names the modes of ``numbacast.cast(..., rounding=...)``:
+IEEE 754's five (ties to even, ties away, toward zero, toward +inf, toward
+-inf) and stochastic rounding.  The rules are in docs/rules.md (``rule-rounding-*``
+and ``rule-stochastic-*``).
+
+* :func:`rounding_encoder` is the general encoder: the bits of a float32 or
+  float64 rounded once, in any mode, to any :class:`~numbacast.formats.description.FloatFormat`
+  with subnormals (signed or not, with or without infinities, any NaN
+  encoding).  The ONNX default (ties to even into the built-in types) keeps
+  its own faster encoder, :func:`numbacast.engine.codecs.float_encoder`.
+* :func:`e8m0_rounding_encoder` gives FLOAT8E8M0 the modes its ONNX
+  ``round_mode`` lacks (ties to even, stochastic).
+* :func:`int_to_float64_rounded` converts a 64-bit integer to DOUBLE in a mode.
+* :func:`random64` is the counter-based generator of stochastic rounding: the
+  random bits of element ``i`` are a hash of (seed, ``i``) only.
+
+Every encoder takes ``(bits, r)``: ``r`` is the element's random number
+(``stochastic_bits`` wide, in the low bits of a uint64), ignored by the
+deterministic modes.  Where a value lies between two neighbours ``lo`` and
+``hi`` = ``lo`` + one step, with ``rem`` the dropped part in units of
+``2**-s`` steps, stochastic rounding goes to ``hi`` when ``d + r >= 2**n``,
+``d`` being ``rem`` rounded (ties to even) to ``n`` = ``stochastic_bits`` bits:
+P(hi) is then ``d / 2**n``, exactly the fractional distance ``rem / 2**s``
+whenever ``s <= n``.
+"""
+
+import functools
+
+import numpy as np
+from numba import njit
+
+from ..formats import description as formats
+from .bits import float_bits, leading_zeros
+from .codecs import source_arithmetic
+
+_jit = functools.partial(njit, cache=False, nogil=True)
+
+NEAREST_EVEN = "nearest_even"
+NEAREST_AWAY = "nearest_away"
+TOWARD_ZERO = "toward_zero"
+TOWARD_POSITIVE = "toward_positive"
+TOWARD_NEGATIVE = "toward_negative"
+STOCHASTIC = "stochastic"
+
+#: The values of ``rounding=``, the default first.
+ROUNDINGS = (NEAREST_EVEN, NEAREST_AWAY, TOWARD_ZERO, TOWARD_POSITIVE, TOWARD_NEGATIVE, STOCHASTIC)
+
+#: FLOAT8E8M0 casts magnitudes, so its ONNX ``round_mode`` names these modes
+#: (the first is the one a conversion keeps).
+E8M0_ROUND_MODES = {
+    "up": (TOWARD_POSITIVE,),
+    "down": (TOWARD_ZERO, TOWARD_NEGATIVE),
+    "nearest": (NEAREST_AWAY,),
+}
+
+#: Random bits per element when ``stochastic_bits`` is not given.
+FULL_BITS = 64
+
+# SplitMix64 (Steele, Lea and Flood 2014): its increment and its finaliser
+# (Stafford's "Mix13"), a bijection of 64-bit integers with full avalanche.
+GAMMA = 0x9E3779B97F4A7C15
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+_MASK64 = (1 << 64) - 1
+
+
+def mix64_py(z):
+    """The SplitMix64 finaliser on a Python int (mod 2**64)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * _M1) & _MASK64
+    z = ((z ^ (z >> 27)) * _M2) & _MASK64
+    return z ^ (z >> 31)
+
+
+def seed_key(seed):
+    """The 64-bit key of a seed (any integer 0 <= seed < 2**64): the random
+    number of element ``i`` is ``mix64(key + GAMMA * i)``."""
+    return mix64_py(mix64_py(seed) + GAMMA)
+
+
+@_jit
+def mix64(z):
+    z = np.uint64(z)
+    z = np.uint64(np.uint64(z ^ (z >> np.uint64(30))) * np.uint64(_M1))
+    z = np.uint64(np.uint64(z ^ (z >> np.uint64(27))) * np.uint64(_M2))
+    return np.uint64(z ^ (z >> np.uint64(31)))
+
+
+@_jit
+def random64(key, index):
+    """64 random bits for element ``index`` (a counter-based generator: SplitMix64's
+    output number ``index`` of the stream that the key starts)."""
+    return mix64(np.uint64(np.uint64(key) + np.uint64(np.uint64(index) * np.uint64(GAMMA))))
+
+
+def e8m0_rounding(round_mode):
+    """The rounding an ONNX ``round_mode`` of FLOAT8E8M0 is."""
+    return E8M0_ROUND_MODES[round_mode][0]
+
+
+@functools.cache
+def stochastic_up(n):
+    """``up(rem, s, r)``: whether stochastic rounding with ``n`` random bits
+    (1 to 64) moves up, ``rem`` being the dropped part in units of
+    ``2**-s`` steps (``s >= 1``) and ``r`` the element's random number
+    (``r < 2**n``).  The ``rem`` rounded to ``n`` bits (ties to even), ``d``,
+    plus ``r`` must reach ``2**n`` -- gfloat's ``RoundMode.Stochastic``."""
+    one = np.uint64(1)
+    full = n == 64
+    limit = np.uint64(0 if full else 1 << n)
+
+    @_jit
+    def up(rem, s, r):
+        rem64 = np.uint64(rem)
+        s = np.int64(s)
+        left = np.uint64(n - min(s, n))  # s <= n: d = rem * 2**(n - s), exact
+        t = np.uint64(min(max(s - n, 1), 63))  # s > n: d = rem / 2**(s - n), rounded to even
+        kept = np.uint64(rem64 >> t)
+        rest = np.uint64(rem64 & np.uint64(np.uint64(one << t) - one))
+        half = np.uint64(one << np.uint64(t - one))
+        rounded = np.uint64(kept + np.uint64((rest > half) | ((rest == half) & ((kept & one) != 0))))
+        d = np.uint64(rem64 << left) if s <= n else rounded
+        total = np.uint64(d + np.uint64(r))
+        if full:
+            return total < d  # the carry out of 64 bits (d < 2**64 always)
+        return total >= limit
+
+    return up
+
+
+@_jit
+def _never(rem, s, r):
+    return False
+
+
+def mode_flags(rounding, stochastic_bits=FULL_BITS):
+    """``(even, away, positive, negative, stochastic)``: the constants an encoder
+    branches on for ``rounding`` -- ties to even, ties away, up for positive
+    values, up for negative values (toward_zero is all False) -- and the
+    stochastic decision (:func:`stochastic_up`, or a function never called)."""
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, not {rounding!r}")
+    random = rounding == STOCHASTIC
+    return (
+        rounding == NEAREST_EVEN,
+        rounding == NEAREST_AWAY,
+        rounding == TOWARD_POSITIVE,
+        rounding == TOWARD_NEGATIVE,
+        random,
+        stochastic_up(stochastic_bits) if random else _never,
+    )
+
+
+def fits(source, target):
+    """Whether :func:`rounding_encoder` can round from ``source`` (FLOAT32 or
+    FLOAT64) to ``target``: the target's normal numbers are normal in the
+    source and it has fewer mantissa bits."""
+    return (
+        source.bias + target.min_normal_exponent >= 1
+        and target.mantissa_bits < source.mantissa_bits
+        and target.bias <= source.bias
+    )
+
+
+def saturates_always(target):
+    """Formats with neither infinity nor NaN have nothing but +/-max for an overflow."""
+    return not target.has_inf and target.nan == formats.NAN_NONE
+
+
+@functools.cache
+def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BITS, inf_to_nan=False):
+    """``encode(bits, r) -> code``: the bits of a ``source`` float (FLOAT32 or
+    FLOAT64) rounded once in ``rounding`` to ``target``, a format with
+    subnormals that :func:`fits` the source.
+
+    The magnitude is cut at the target's step: a fixed shift of the bits where
+    the target is normal (a carry runs into the exponent, which is still
+    right), a per-element shift of the significand below, where the step is
+    the target's smallest subnormal.  Then, on the rounded magnitude:
+
+    * above the largest finite value (an overflow): +/-max when saturating,
+      for a format without infinity and NaN, and in the modes that round
+      toward zero for this sign; else infinity where the format has one, NaN
+      where it does not;
+    * infinity: infinity where the format has one and ``saturate`` is False,
+      else as an overflow that rounds away (``inf_to_nan``: NaN);
+    * NaN: the format's NaN with the sign where it has one of each sign
+      (formats without NaN: +max);
+    * zero keeps its sign where the format has -0;
+    * unsigned formats: a negative value that does not round to zero, and -inf,
+      give 0 when saturating (or without NaN), else NaN.
+    """
+    assert target.subnormals and fits(source, target), (source, target)
+    uint, real, from_bits = source_arithmetic(source)
+    one = uint(1)
+    src_m = source.mantissa_bits
+    sign_shift = uint(source.sign_shift)
+    magnitude_mask = uint(source.magnitude_mask)
+    src_inf = uint(source.inf_code)
+    mant_mask = uint((1 << src_m) - 1)
+    implicit = uint(1 << src_m)
+    shift = source.mantissa_bits - target.mantissa_bits
+    rebias = uint((source.bias - target.bias) << target.mantissa_bits)
+    rebias_parity = uint(((source.bias - target.bias) << target.mantissa_bits) & 1)
+    normal_exponent = source.bias + target.min_normal_exponent
+    normal_min = uint(normal_exponent << src_m)
+    sub_shift = uint(shift + normal_exponent)  # less the source's exponent (at least 1)
+    cap = uint(src_m + 2)  # shifting a significand this far leaves nothing, and half a step is above it
+    fixed_shift, fixed_half, fixed_mask = uint(shift), uint(1 << (shift - 1)), uint((1 << shift) - 1)
+    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+
+    max_code = uint(target.max_code)
+    signed = target.signed
+    dst_sign = uint(1 << target.sign_shift) if signed else uint(0)
+    saturating = bool(saturate) or saturates_always(target)
+    if target.nan == formats.NAN_NONE:
+        nan_pos = nan_neg = max_code
+    elif target.nan == formats.NAN_NEGATIVE_ZERO:
+        nan_pos = nan_neg = dst_sign
+    else:
+        nan_pos, nan_neg = uint(target.quiet_nan_code), uint(target.quiet_nan_code | dst_sign)
+    if saturating:
+        away_pos, away_neg = max_code, uint(max_code | dst_sign)
+    elif target.has_inf:
+        away_pos, away_neg = uint(target.inf_code), uint(target.inf_code | dst_sign)
+    else:
+        away_pos, away_neg = nan_pos, nan_neg
+    inf_pos, inf_neg = away_pos, away_neg
+    if target.has_inf and not saturating:
+        inf_pos, inf_neg = uint(target.inf_code), uint(target.inf_code | dst_sign)
+    if inf_to_nan and target.nan == formats.NAN_NEGATIVE_ZERO:
+        inf_pos, inf_neg = nan_pos, nan_neg
+    toward_pos = rounding in (TOWARD_ZERO, TOWARD_NEGATIVE)  # an overflow of a positive value gives +max
+    toward_neg = rounding in (TOWARD_ZERO, TOWARD_POSITIVE)
+    keep_negative_zero = target.has_negative_zero
+    # Unsigned formats: what a negative value that is not zero becomes.
+    below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
+    zero = uint(0)
+
+    @_jit
+    def encode(bits, r):
+        x = uint(bits)
+        negative = (x >> sign_shift) != zero
+        a = uint(x & magnitude_mask)
+        subnormal = a < normal_min
+        exponent = uint(a >> uint(src_m))
+        s_true = np.int64(sub_shift) - np.int64(max(exponent, one)) if subnormal else np.int64(fixed_shift)
+        body, s, half, low = a, fixed_shift, fixed_half, fixed_mask
+        if subnormal:
+            body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
+            s = uint(min(uint(s_true), cap))
+            half = uint(one << uint(s - one))
+            low = uint(uint(one << s) - one)
+        q = uint(body >> s)
+        rem = uint(body & low)
+        up = False
+        if even:
+            parity = uint(uint(q ^ (zero if subnormal else rebias_parity)) & one)
+            up = (rem > half) | ((rem == half) & (parity != zero))
+        elif away:
+            up = rem >= half
+        elif up_positive:
+            up = (rem != zero) & (not negative)
+        elif up_negative:
+            up = (rem != zero) & negative
+        elif random:
+            up = stochastic(rem, s_true, r)
+        magnitude = uint(uint(q + uint(up)) - (zero if subnormal else rebias))
+        if signed:
+            code = uint(magnitude | (dst_sign if negative else zero))
+            if not keep_negative_zero and magnitude == zero:
+                code = zero
+            if magnitude > max_code:
+                if negative:
+                    code = uint(max_code | dst_sign) if toward_neg else away_neg
+                else:
+                    code = max_code if toward_pos else away_pos
+            if a == src_inf:
+                code = inf_neg if negative else inf_pos
+            if a > src_inf:
+                code = nan_neg if negative else nan_pos
+        else:
+            code = magnitude
+            if magnitude > max_code:
+                code = max_code if toward_pos else away_pos
+            if a == src_inf:
+                code = inf_pos
+            if negative and (magnitude != zero or a >= src_inf):
+                code = below_range
+            if a > src_inf:
+                code = nan_pos
+        return code
+
+    return encode
+
+
+@functools.cache
+def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS):
+    """``encode(bits, r) -> code``: the bits of a ``source`` float to
+    FLOAT8E8M0 in ``rounding``, with the ONNX range rules of
+    :func:`numbacast.engine.codecs.e8m0_encoder` (whose ``round_mode`` up,
+    down and nearest are toward_positive, toward_zero and nearest_away on the
+    magnitude).  Ties to even go to the even code; stochastic rounding moves
+    ``2**k`` up with probability ``|x| / 2**k - 1``."""
+    uint, real, from_bits = source_arithmetic(source)
+    target = formats.FLOAT8E8M0
+    rounding = {TOWARD_NEGATIVE: TOWARD_ZERO}.get(rounding, rounding)
+    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+    mant_bits = uint(source.mantissa_bits)
+    s_fixed = np.int64(source.mantissa_bits)
+    mant_mask = uint((1 << source.mantissa_bits) - 1)
+    half = uint(1 << (source.mantissa_bits - 1))
+    mag_mask = uint(source.magnitude_mask)
+    src_inf = uint(source.inf_code)
+    nan = uint(target.quiet_nan_code)
+    low = uint(0 if saturate else target.quiet_nan_code)
+    high = uint(target.max_code if saturate else target.quiet_nan_code)
+    offset = uint((target.bias - source.bias) % (1 << source.bits))
+    wrapped = uint(1 << (source.bits - 1))
+    max_code = uint(target.max_code)
+    normalise_subnormals = source.min_normal_exponent > -target.bias - 1
+    normal_min = uint(1 << source.mantissa_bits)
+    one = real(1.0)
+    one_bits = uint(one.view(uint))
+    subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
+
+    @_jit
+    def encode(bits, r):
+        a = uint(uint(bits) & mag_mask)
+        m = a
+        code_offset = offset
+        if normalise_subnormals and a < normal_min:
+            m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
+            code_offset = subnormal_offset
+        mantissa = uint(m & mant_mask)
+        k = uint(m >> mant_bits)
+        code = uint(k + code_offset)
+        up = False
+        if even:
+            up = (mantissa > half) | ((mantissa == half) & ((code & uint(1)) != 0))
+        elif away:
+            up = mantissa >= half
+        elif up_positive:
+            up = mantissa != 0
+        elif random:
+            up = stochastic(mantissa, s_fixed, r)
+        code = uint(code + uint(up))
+        result = code
+        if code > max_code:
+            result = high
+        if (code >= wrapped) | (a == 0):
+            result = low
+        if a == src_inf:
+            result = high
+        if a > src_inf:
+            result = nan
+        return result
+
+    return encode
+
+
+@functools.cache
+def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS):
+    """``convert(value, r) -> float64``: an int64 or uint64 rounded in ``rounding``."""
+    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+    one = np.uint64(1)
+
+    @_jit
+    def convert(value, r):
+        negative = value < 0
+        u = np.uint64(value)
+        if negative:
+            u = np.uint64(0) - u
+        s = max(11 - np.int64(leading_zeros(u)), 0)
+        shift = np.uint64(s)
+        q = np.uint64(u >> shift)
+        rem = np.uint64(u & np.uint64(np.uint64(one << shift) - one))
+        half = np.uint64(np.uint64(one << shift) >> one)
+        up = False
+        if even:
+            up = (rem > half) | ((rem == half) & ((q & one) != 0))
+        elif away:
+            up = rem >= half
+        elif up_positive:
+            up = (rem != 0) & (not negative)
+        elif up_negative:
+            up = (rem != 0) & negative
+        elif random:
+            up = stochastic(rem, max(s, 1), r)
+        if s > 0:
+            q = np.uint64(q + np.uint64(up))
+        magnitude = np.float64(q) * np.float64(2.0) ** s
+        return -magnitude if negative else magnitude
+
+    return convert
+
+
+def decodes_exactly(result, fmt):
+    """Whether every value of ``fmt`` is a value of ``result`` (FLOAT32 or
+    FLOAT64) and a normal code of ``fmt`` maps onto a normal one of ``result``."""
+    top = (fmt.max_code >> fmt.mantissa_bits) - fmt.bias
+    return (
+        fmt.mantissa_bits <= result.mantissa_bits
+        and top <= result.bias
+        and fmt.min_normal_exponent - fmt.mantissa_bits >= result.min_normal_exponent - result.mantissa_bits
+        and fmt.min_normal_exponent >= result.min_normal_exponent
+    )
+
+
+@functools.cache
+def format_decoder(fmt, result):
+    """``decode(code) -> value``: the exact value, as a ``result`` float
+    (FLOAT32 or FLOAT64, see :func:`decodes_exactly`), of a code of any format
+    with subnormals.  Bits above the format's width are ignored.
+
+    Magnitude codes above the largest finite one are infinity (where the
+    format has one, the code just above) or NaN; the code of -0 is NaN in
+    formats that put their NaN there.  NaNs and infinities keep the sign bit
+    of signed formats."""
+    assert fmt.subnormals and decodes_exactly(result, fmt), (fmt, result)
+    uint, real, from_bits = source_arithmetic(result)
+    code_mask = uint((1 << fmt.bits) - 1)
+    sign_shift = uint(fmt.sign_shift)
+    signed = fmt.signed
+    mag_mask = uint(fmt.magnitude_mask)
+    exponent_shift = uint(fmt.mantissa_bits)
+    widen = uint(result.mantissa_bits - fmt.mantissa_bits)
+    rebias = uint(((result.bias - fmt.bias) << result.mantissa_bits) % (1 << result.bits))
+    subnormal_scale = real(2.0 ** (fmt.min_normal_exponent - fmt.mantissa_bits))
+    max_code = uint(fmt.max_code)
+    has_inf = fmt.has_inf
+    inf_code = uint(fmt.inf_code if fmt.has_inf else 0)
+    negative_zero_nan = fmt.nan == formats.NAN_NEGATIVE_ZERO
+    negative_zero = uint(1 << fmt.sign_shift)
+    quiet_nan = uint(result.quiet_nan_code).view(real)
+    infinity = uint(result.inf_code).view(real)
+    result_sign_shift = uint(result.sign_shift)
+    zero = uint(0)
+
+    @_jit
+    def decode(code):
+        c = uint(uint(code) & code_mask)
+        a = uint(c & mag_mask)
+        value = from_bits(uint(uint(uint(a << widen) + rebias)))
+        if (a >> exponent_shift) == zero:
+            value = real(a) * subnormal_scale
+        if a > max_code:
+            value = infinity if has_inf and a == inf_code else quiet_nan
+        if negative_zero_nan and c == negative_zero:
+            value = quiet_nan
+        negative = signed and (c >> sign_shift) != zero
+        return from_bits(uint(float_bits(value) | uint(uint(negative) << result_sign_shift)))
+
+    return decode

@@ -1,0 +1,150 @@
+"""Stochastic rounding over whole arrays, reproducible element by element.
+
+The random number of an element depends only on the seed and the element's
+index in the C order of the whole array (:func:`~numbacast.engine.rounding.random64`,
+a counter-based generator), or is the element's entry in a ``random_bits``
+array of the caller's.  So a cast gives the same bits whatever the number of
+threads, the strides of the input, ``out=``, or how a Dask array is chunked:
+a chunk knows where it lies in the whole array (:func:`chunk_rows`).
+
+:func:`cast_stochastic` runs a stochastic
+:class:`~numbacast.engine.conversion.Conversion`; :func:`check_random_bits`
+checks a ``random_bits`` array.
+"""
+
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from .cache import cached_njit
+from .conversion import ConversionType, scalar_converter
+from .kernels import PARALLEL_MIN, take_turns
+from .rounding import random64
+
+#: Elements per task of the parallel loop (and per contiguous run of indices at most).
+BLOCK = 1 << 12
+
+
+def random_number(key, index, random, j, conversion):
+    """The random number of element ``j`` (global index ``index``), ``@njit`` only."""
+    raise TypeError("random_number() is for @njit code")
+
+
+@overload(random_number, jit_options={"nogil": True})
+def _overload_random_number(key, index, random, j, conversion):
+    if not isinstance(conversion, ConversionType):
+        return None
+    bits = conversion.conversion.stochastic_bits
+    if isinstance(random, types.NoneType):
+        drop = np.uint64(64 - bits)
+        return lambda key, index, random, j, conversion: random64(key, index) >> drop
+    return lambda key, index, random, j, conversion: np.uint64(random[j])
+
+
+def convert_random(value, conversion, r):
+    """One element of a stochastic conversion (``@njit`` only)."""
+    raise TypeError("convert_random() is for @njit code")
+
+
+@overload(convert_random, jit_options={"nogil": True})
+def _overload_convert_random(value, conversion, r):
+    if isinstance(conversion, ConversionType):
+        one = scalar_converter(conversion.conversion)
+        return lambda value, conversion, r: one(value, r)
+
+
+@cached_njit(nogil=True)
+def _block(b, src, dst, conversion, key, starts, row_length, random):
+    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``, as runs of consecutive global indices."""
+    k = b * BLOCK
+    end = min(k + BLOCK, src.size)
+    row = k // row_length
+    column = k - row * row_length
+    while k < end:
+        m = min(end - k, row_length - column)
+        base = starts[row] + column - k  # the global index of element j is base + j
+        for j in range(k, k + m):
+            r = random_number(key, np.uint64(base + j), random, j, conversion)
+            dst[j] = convert_random(src[j], conversion, r)
+        k += m
+        row += 1
+        column = 0
+
+
+@cached_njit(parallel=True, nogil=True)
+def stochastic_kernel(src, dst, conversion, key, starts, row_length, random):
+    """``dst[j]`` = ``src[j]`` rounded stochastically; element ``j`` lies in row
+    ``j // row_length`` of its array, whose first element has the global index
+    ``starts[row]``; ``random`` is None (hash the seed's ``key`` and the index)
+    or the flat array of random numbers."""
+    blocks = (src.size + BLOCK - 1) // BLOCK
+    if src.size < PARALLEL_MIN:
+        for b in range(blocks):
+            _block(b, src, dst, conversion, key, starts, row_length, random)
+    else:
+        for b in prange(blocks):
+            _block(b, src, dst, conversion, key, starts, row_length, random)
+
+
+_WHOLE = np.zeros(1, np.int64)
+
+
+def chunk_rows(shape, location=None):
+    """``(starts, row_length)`` for an array of ``shape``: the whole array, or
+    with ``location`` = ``(whole_shape, offsets)`` the chunk of a larger array
+    at those offsets.  Trailing axes the chunk spans whole make one run."""
+    if location is None or len(shape) == 0:
+        return _WHOLE, max(int(np.prod(shape, dtype=np.int64)), 1)
+    whole, offsets = location
+    axis = len(shape) - 1
+    while axis > 0 and shape[axis] == whole[axis]:  # C-contiguous in the whole array from here on
+        axis -= 1
+    row_length = int(np.prod(shape[axis:], dtype=np.int64))
+    strides = np.cumprod((1,) + tuple(whole[:0:-1]), dtype=np.int64)[::-1]
+    outer = [np.arange(offsets[i], offsets[i] + shape[i], dtype=np.int64) * strides[i] for i in range(axis)]
+    first = offsets[axis] * strides[axis] + sum(offsets[i] * strides[i] for i in range(axis + 1, len(shape)))
+    starts = np.zeros(1, np.int64) + first
+    for values in outer[::-1]:
+        starts = (values[:, None] + starts[None, :]).reshape(-1)
+    return np.ascontiguousarray(starts, np.int64), max(row_length, 1)
+
+
+def check_random_bits(random_bits, shape, bits):
+    """``random_bits`` as a flat native array of one unsigned integer per
+    element of an array of ``shape``, each below ``2**bits``."""
+    array = np.asarray(random_bits)
+    if array.dtype.kind != "u" or array.dtype.itemsize > 8:
+        raise TypeError(f"random_bits must be an array of unsigned integers (uint8 to uint64), not {array.dtype}")
+    if array.shape != shape:
+        raise ValueError(f"random_bits has shape {array.shape}; the input has shape {shape}")
+    flat = np.ascontiguousarray(array).reshape(-1)
+    if not flat.dtype.isnative:
+        flat = flat.astype(flat.dtype.newbyteorder("="))
+    if bits < 64 and flat.size and int(flat.max()) >> bits:
+        raise ValueError(f"random_bits holds values of more than stochastic_bits={bits} bits (up to {flat.max()})")
+    return flat
+
+
+def cast_stochastic(conversion, array, out, key, random=None, location=None):
+    """Apply the stochastic ``conversion`` to ``array`` into ``out`` (checked)
+    or a new array: ``key`` from :func:`~numbacast.engine.rounding.seed_key`,
+    ``random`` a flat array from :func:`check_random_bits` or None, ``location``
+    as in :func:`chunk_rows`."""
+    from .conversion import kernel_dtype
+
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    if out is not None and (not out.flags.c_contiguous or np.may_share_memory(out, array)):
+        out[...] = cast_stochastic(conversion, array, None, key, random, location)
+        return out
+    if out is None:
+        out = np.empty(array.shape, conversion.target.storage)
+    src = np.ascontiguousarray(array).reshape(-1).view(kernel_dtype(conversion.source))
+    dst = out.reshape(-1).view(kernel_dtype(conversion.target))
+    starts, row_length = chunk_rows(array.shape, location)
+    args = (src, dst, conversion, np.uint64(key), starts, np.int64(row_length), random)
+    if src.size < PARALLEL_MIN:
+        stochastic_kernel(*args)
+    else:
+        take_turns(stochastic_kernel, *args)
+    return out

@@ -1,0 +1,245 @@
+"""Stochastic rounding (docs/rules.md#rule-stochastic, #rule-stochastic-reproducible).
+
+* Bit for bit against gfloat 0.5.2's ``round_ndarray(..., RoundMode.Stochastic,
+  srbits=, srnumbits=)`` with the same random numbers, for every float target;
+* statistics with the built-in generator: every result is one of the two
+  neighbours of its value, P(up) is the fractional distance, and the mean
+  error is zero, each within 5 standard deviations of a binomial count (a
+  fixed seed makes the test deterministic; a correct implementation fails it
+  for a fresh seed with probability below 1e-6);
+* the same seed gives the same bits with one thread or all, ``out=``, a
+  reversed view, and Dask arrays with uneven chunks.
+
+The converters run in one serial loop each (:func:`conftest.converter_harness`);
+the reproducibility tests run the real kernel.  ``NUMBACAST_FULL_SWEEP=1``
+checks more random bit widths.
+"""
+
+import os
+from fractions import Fraction
+
+import exact
+import numpy as np
+import pytest
+from conftest import converter_harness
+
+import numbacast
+from numbacast.engine.conversion import Conversion
+from numbacast.engine.rounding import seed_key
+
+gfloat = pytest.importorskip("gfloat")
+from gfloat import formats as gformats  # noqa: E402
+
+FULL_SWEEP = os.environ.get("NUMBACAST_FULL_SWEEP") == "1"
+
+#: numbacast's float targets and the gfloat format that is the same format.
+GFLOAT = {
+    "float16": gformats.format_info_binary16,
+    "bfloat16": gformats.format_info_bfloat16,
+    "float8e4m3fn": gformats.format_info_ocp_e4m3,
+    "float8e4m3fnuz": gformats.format_info_p3109(8, 4, gfloat.Signedness.Signed, gfloat.Domain.Finite),
+    "float8e5m2": gformats.format_info_ocp_e5m2,
+    "float8e5m2fnuz": gformats.format_info_p3109(8, 3, gfloat.Signedness.Signed, gfloat.Domain.Finite),
+    "float8e8m0": gformats.format_info_ocp_e8m0,
+    "float4e2m1": gformats.format_info_ocp_e2m1,
+    "float6e2m3": gformats.format_info_ocp_e2m3,
+    "float6e3m2": gformats.format_info_ocp_e3m2,
+    "float": gformats.format_info_binary32,
+}
+TARGETS = list(GFLOAT)
+ALWAYS_SATURATING = {"float4e2m1", "float6e2m3", "float6e3m2"}
+NEVER_SATURATING = {"float16", "bfloat16", "float"}  # IEEE overflow to infinity, whatever saturate says
+BIT_WIDTHS = (3, 8, 13, 23, 40)
+
+
+def source_of(target):
+    return "double" if target == "float" else "float"
+
+
+def random_values(target, size, rng, positive=False):
+    """Values of the source of ``target`` spread log-uniformly over the
+    target's range and a little beyond (E8M0: positive, from 2**-127)."""
+    fi = GFLOAT[target]
+    low = -127 if target == "float8e8m0" else int(np.floor(np.log2(fi.smallest))) - 2
+    dtype = np.float64 if target == "float" else np.float32
+    high = min(int(np.floor(np.log2(fi.max))) + 2, np.finfo(dtype).maxexp)
+    mantissa = rng.uniform(1.0, 2.0, size)
+    values = (mantissa * np.exp2(rng.integers(low, high, size).astype(np.float64))).astype(dtype)
+    if not positive and target != "float8e8m0":
+        values *= rng.choice(np.array([-1, 1], dtype), size)
+    return values
+
+
+def gfloat_codes(target, values, saturate, r, n):
+    fi = GFLOAT[target]
+    rounded = gfloat.round_ndarray(
+        fi, values.astype(np.float64), gfloat.RoundMode.Stochastic, saturate, r.astype(np.int64), n
+    )
+    return gfloat.encode_ndarray(fi, rounded)
+
+
+def is_nan(target, code):
+    return exact.decode(target, int(code)).kind == "nan"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_random_bits_match_gfloat_bit_for_bit(target):
+    """Rule: docs/rules.md#rule-stochastic-reproducible"""
+    position = TARGETS.index(target)
+    widths = BIT_WIDTHS if FULL_SWEEP else (BIT_WIDTHS[position % len(BIT_WIDTHS)],)
+    rng = np.random.default_rng(position)
+    saturates = (True,) if target in ALWAYS_SATURATING else (False,) if target in NEVER_SATURATING else (True, False)
+    for n in widths:
+        for saturate in saturates:
+            conversion = Conversion.make(
+                numbacast.resolve(source_of(target)),
+                numbacast.resolve(target),
+                saturate,
+                rounding="stochastic",
+                stochastic_bits=n,
+            )
+            values = random_values(target, 2500, rng)
+            r = rng.integers(0, 1 << n, values.size, dtype=np.uint64)
+            ours = converter_harness([conversion])(values, r)
+            ours = ours.view(f"u{ours.dtype.itemsize}")
+            theirs = gfloat_codes(target, values, saturate, r, n)
+            bad = [
+                i
+                for i in range(values.size)
+                if int(ours[i]) != int(theirs[i]) and not (is_nan(target, ours[i]) and is_nan(target, theirs[i]))
+            ]
+            assert not bad, [(float(values[i]), int(r[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+            # and the exact reference agrees, for a few
+            for i in range(0, values.size, 97):
+                expected = exact.encode(
+                    target,
+                    exact.Exact.from_float(float(values[i])),
+                    saturate,
+                    rounding="stochastic",
+                    random=(int(r[i]), n),
+                )
+                assert exact.same_code(target, int(ours[i]), expected), (float(values[i]), int(r[i]))
+
+
+def neighbours(target, values):
+    """(lo, hi, p): the codes toward zero and away from zero of each positive
+    value and its fractional distance from lo (Fractions)."""
+    lo, hi, p = [], [], []
+    for v in values.tolist():
+        x = exact.Exact.from_float(v)
+        a = exact.encode(target, x, rounding="toward_zero")
+        b = exact.encode(target, x, rounding="toward_positive")
+        va, vb = exact.decode(target, a).mag, exact.decode(target, b).mag
+        lo.append(a)
+        hi.append(b)
+        p.append(Fraction(0) if a == b else (x.mag - va) / (vb - va))
+    return lo, hi, p
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_up_with_the_fractional_distance_and_no_mean_error(target):
+    """Rule: docs/rules.md#rule-stochastic"""
+    conversion = Conversion.make(
+        numbacast.resolve(source_of(target)), numbacast.resolve(target), True, rounding="stochastic"
+    )
+    harness = converter_harness([conversion])
+
+    def run(values, key):
+        out = harness(values, key)
+        return out.view(f"u{out.dtype.itemsize}")
+
+    rng = np.random.default_rng(100 + TARGETS.index(target))
+    key = seed_key(12345)
+    # P(up) for a few values, each repeated (each repeat has its own index)
+    fi = GFLOAT[target]
+    dtype = np.float64 if target == "float" else np.float32
+    repeats = 20000
+    probes = [fi.smallest * 1.3, fi.smallest_normal * 1.7 if target != "float8e8m0" else 1.1, 1.25 * 1.0625, 3.3]
+    for probe in probes:
+        value = np.full(repeats, probe, dtype)
+        out = run(value, key)
+        (lo,), (hi,), (p,) = neighbours(target, value[:1])
+        assert set(out.tolist()) <= {lo, hi}
+        ups = int(np.count_nonzero(out == hi)) if hi != lo else 0
+        sigma = float(p * (1 - p) / repeats) ** 0.5
+        assert abs(ups / repeats - float(p)) <= 5 * sigma + 1e-12, (probe, ups / repeats, float(p))
+    # no mean error over values spread across the range (below the overflow)
+    values = random_values(target, 6000, rng, positive=True)
+    values = values[values <= dtype(fi.max)]
+    out = run(values, key)
+    lo, hi, p = neighbours(target, values)
+    up = [int(c) == b and a != b for c, a, b in zip(out.tolist(), lo, hi)]
+    assert all(int(c) in (a, b) for c, a, b in zip(out.tolist(), lo, hi))
+    mean_error = float(sum(u - q for u, q in zip(up, p))) / len(p)  # in steps
+    sigma = float(sum(q * (1 - q) for q in p)) ** 0.5 / len(p)
+    assert abs(mean_error) <= 5 * sigma, (mean_error, sigma)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    rng = np.random.default_rng(7)
+    return (rng.standard_normal((300, 257)) * 100).astype(np.float32)  # above the parallel threshold
+
+
+def test_same_seed_same_bits_whatever_the_threads_layout_and_out(grid):
+    """Rule: docs/rules.md#rule-stochastic-reproducible"""
+    from numba import get_num_threads, set_num_threads
+
+    options = dict(rounding="stochastic", seed=2024)
+    reference = numbacast.cast(grid, "float8e4m3fn", **options)
+    threads = get_num_threads()
+    set_num_threads(1)
+    try:
+        one_thread = numbacast.cast(grid, "float8e4m3fn", **options)
+    finally:
+        set_num_threads(threads)
+    assert one_thread.tobytes() == reference.tobytes()
+    reversed_view = grid[::-1, ::-1]
+    assert (
+        numbacast.cast(reversed_view, "float8e4m3fn", **options).tobytes()
+        == numbacast.cast(np.ascontiguousarray(reversed_view), "float8e4m3fn", **options).tobytes()
+    )
+    transposed = np.asfortranarray(grid)
+    assert numbacast.cast(transposed, "float8e4m3fn", **options).tobytes() == reference.tobytes()
+    out = np.zeros((257, 300), reference.dtype).T  # a non-contiguous out
+    assert numbacast.cast(grid, "float8e4m3fn", out=out, **options) is out
+    assert out.tobytes() == reference.tobytes()
+    assert numbacast.cast(grid, "float8e4m3fn", rounding="stochastic", seed=2025).tobytes() != reference.tobytes()
+    # not every element rounds the same way: the values are not all exact
+    assert numbacast.cast(grid, "float8e4m3fn", rounding="nearest_even").tobytes() != reference.tobytes()
+
+
+def test_same_seed_same_bits_with_dask_chunks(grid):
+    """Rule: docs/rules.md#rule-stochastic-reproducible"""
+    da = pytest.importorskip("dask.array")
+    options = dict(rounding="stochastic", seed=99)
+    cube = grid[:288].reshape(6, 48, 257)
+    reference = numbacast.cast(cube, "float8e4m3fn", **options)
+    for chunks in [((1, 2, 3), (5, 43), (100, 157)), ((6,), (48,), (3, 254)), ((2, 4), (48,), (257,))]:
+        lazy = numbacast.cast(da.from_array(cube, chunks=chunks), "float8e4m3fn", **options)
+        assert lazy.compute().tobytes() == reference.tobytes(), chunks
+    bits = np.random.default_rng(3).integers(0, 256, cube.shape, dtype=np.uint8)
+    given = numbacast.cast(cube, "float8e4m3fn", rounding="stochastic", random_bits=bits)
+    lazy = numbacast.cast(
+        da.from_array(cube, chunks=((1, 5), (30, 18), (257,))), "float8e4m3fn", rounding="stochastic", random_bits=bits
+    )
+    assert lazy.compute().tobytes() == given.tobytes()
+
+
+def test_stochastic_arguments_are_checked():
+    """Rule: docs/rules.md#rule-errors"""
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="stochastic"):
+        numbacast.cast(x, "float16", seed=1)
+    with pytest.raises(ValueError, match="from 1 to 64"):
+        numbacast.cast(x, "float16", rounding="stochastic", stochastic_bits=65)
+    with pytest.raises(ValueError, match="not both"):
+        numbacast.cast(x, "float16", rounding="stochastic", seed=1, random_bits=np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="shape"):
+        numbacast.cast(x, "float16", rounding="stochastic", random_bits=np.zeros(4, np.uint8))
+    with pytest.raises(ValueError, match="more than"):
+        numbacast.cast(x, "float16", rounding="stochastic", stochastic_bits=4, random_bits=np.full(3, 16, np.uint8))
+    with pytest.raises(TypeError, match="unsigned"):
+        numbacast.cast(x, "float16", rounding="stochastic", random_bits=np.zeros(3, np.int8))
+    with pytest.raises(TypeError, match="texts"):
+        numbacast.cast(np.array(["1.5"]), "float16", rounding="stochastic")
