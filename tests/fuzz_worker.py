@@ -93,7 +93,7 @@ def build_input(job, folder):
 
 
 def build_out(kind, shape, target, folder):
-    dtype = np.dtype("<U80") if target == "string" else storage(target)
+    dtype = np.dtype("<U96") if target == "string" else storage(target)  # FLOAT8E8M0 prints up to 94
     if kind == "none":
         return None
     if kind == "c":
@@ -115,7 +115,7 @@ def build_out(kind, shape, target, folder):
     if kind == "masked":
         return np.ma.zeros(shape, dtype)
     if kind == "wrong_dtype":
-        return np.zeros(shape, "S80" if target == "string" else (np.int8 if dtype != np.int8 else np.uint8))
+        return np.zeros(shape, "S96" if target == "string" else (np.int8 if dtype != np.int8 else np.uint8))
     if kind == "wrong_shape":
         return np.zeros(shape + (1,), dtype)
     if kind == "list":
