@@ -429,6 +429,8 @@ def test_fuzz_command_line(worker, file, target):
         check_cli(job, worker.run(job))
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the killed worker's pipe
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
 def test_a_crash_fails_the_example_and_the_worker_restarts(worker):
     with pytest.raises(AssertionError, match="the worker died"):
         worker.run(dict(kind="crash"))
