@@ -95,12 +95,12 @@ HEAL_PROBE = textwrap.dedent("""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import numbacast
-        from numbacast.engine.kernels import cast_kernel
+        from numbacast.engine.kernels import serial_kernel
         x = np.array([1.0, 464.0, 6e4, -3.3, 0.01], np.float32)
         codes = [numbacast.cast(x, "float8e5m2fnuz", saturate=False).view(np.uint8).tolist(),
                  numbacast.cast(x.astype(np.float16), "float8e4m3fn").view(np.uint8).tolist(),
                  numbacast.cast(x.astype(np.float64), "bfloat16").view(np.uint16).tolist()]
-    stats = cast_kernel.stats
+    stats = serial_kernel.stats
     print(json.dumps({"codes": codes, "hits": sum(stats.cache_hits.values()),
                       "misses": sum(stats.cache_misses.values()),
                       "warnings": [str(w.message) for w in caught if w.category.__name__ == "CacheWarning"]}))
@@ -135,7 +135,7 @@ def zero_bytes(path):
 
 
 def cache_files(folder):
-    return sorted(folder.glob("kernels.cast_kernel-*.nbc")), next(folder.glob("kernels.cast_kernel-*.nbi"))
+    return sorted(folder.glob("kernels.serial_kernel-*.nbc")), next(folder.glob("kernels.serial_kernel-*.nbi"))
 
 
 @pytest.fixture(scope="module")
@@ -236,7 +236,7 @@ def evil_index(marker):
 def test_a_planted_cache_folder_is_not_used(tmp_path):
     """The last fallback is a fixed path in the temporary folder: another user
     can create it first and plant a pickle there."""
-    from numbacast.engine.kernels import cast_kernel
+    from numbacast.engine.kernels import serial_kernel
 
     env = private_copy(tmp_path)
     (tmp_path / "numbacast" / "__pycache__").write_text("not a folder")
@@ -249,7 +249,7 @@ def test_a_planted_cache_folder_is_not_used(tmp_path):
     planted = temporary / f"numbacast-cache-{user}"
     planted.mkdir()
     marker = tmp_path / "the pickle ran"
-    (planted / cast_kernel._cache._cache_file._index_name).write_bytes(evil_index(marker))
+    (planted / serial_kernel._cache._cache_file._index_name).write_bytes(evil_index(marker))
     if os.getuid() == 0:
         for path in (planted, *planted.iterdir()):
             os.chown(path, 65534, 65534)  # another user's
