@@ -97,6 +97,8 @@ OVERHEAD_PAIRS = (
     (FLOAT, resolve("int4")),
 )
 MEMORY_PAIRS = OVERHEAD_PAIRS
+#: The targets of the rounding-mode rows (rounding=): a float8, FLOAT16 and FLOAT4E2M1.
+ROUNDING_TARGETS = tuple(map(resolve, ("float8e4m3fn", "float16", "float4e2m1")))
 
 
 def to_and_from_float(types):
@@ -136,9 +138,15 @@ class Group:
     unit: str = "ms"
     packed: bool = False
     reuse_output: bool = False  # numbacast writes into one out= array, as the reference reuses its buffers
+    options: tuple = ()  # numbacast's keyword arguments, as (name, value) pairs
 
     def label(self, source, target):
-        return f"{source.onnx_name} -> {target.onnx_name}" + (" (packed)" if self.packed else "")
+        mode = dict(self.options).get("rounding")
+        return (
+            f"{source.onnx_name} -> {target.onnx_name}"
+            + (" (packed)" if self.packed else "")
+            + (f" ({mode})" if mode else "")
+        )
 
 
 @dataclass
@@ -159,13 +167,16 @@ def seconds(function):
 
 def timed(group, source, target, size, repeat):
     """Median milliseconds of numbacast's cast and of the baseline, run alternately after a warm-up."""
-    ours_cast = (
-        baselines.packed_cast
-        if group.packed
-        else baselines.numbacast_cast_into
-        if group.reuse_output
-        else baselines.numbacast_cast
-    )(source, target, size)
+    if group.options:
+        ours_cast = baselines.numbacast_cast(source, target, size, **dict(group.options))
+    else:
+        ours_cast = (
+            baselines.packed_cast
+            if group.packed
+            else baselines.numbacast_cast_into
+            if group.reuse_output
+            else baselines.numbacast_cast
+        )(source, target, size)
     their_cast = group.baseline(source, target, size)
     for _ in range(WARM_UP):
         ours_cast(), their_cast()
@@ -229,6 +240,43 @@ def make_groups():
             timed,
             baselines.trivial_packed_cast,
             packed=True,
+        ),
+        *(
+            Group(
+                f"rounding-{mode}",
+                f"FLOAT to narrow types rounding {mode.replace('_', ' ')}, against the trivial kernel",
+                "trivial",
+                tuple((FLOAT, t) for t in ROUNDING_TARGETS),
+                Target("<=", 1.3),
+                at_most,
+                timed,
+                baselines.trivial_cast,
+                options=(("rounding", mode),),
+            )
+            for mode in ("toward_zero", "nearest_away")
+        ),
+        Group(
+            "stochastic",
+            "FLOAT to narrow types, stochastic rounding (seeded), against the trivial kernel",
+            "trivial",
+            tuple((FLOAT, t) for t in ROUNDING_TARGETS),
+            Target("<=", 2),
+            at_most,
+            timed,
+            baselines.trivial_cast,
+            options=(("rounding", "stochastic"), ("seed", 0)),
+        ),
+        Group(
+            "gfloat",
+            "FLOAT to float8, stochastic rounding, against gfloat's round_ndarray and encode_ndarray",
+            "gfloat",
+            ((FLOAT, resolve("float8e4m3fn")),),
+            Target(">=", 100),
+            speedup,
+            timed,
+            baselines.gfloat_stochastic_cast,
+            speedup=True,
+            options=(("rounding", "stochastic"), ("seed", 0)),
         ),
         Group(
             "ml_dtypes",
