@@ -4,7 +4,9 @@ The pairs are those of ``python -m numbacast bench``, named "source->target"
 with ONNX type names.
 """
 
-from .harness.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, to_and_from_float, unique
+from numbacast import FLOAT
+
+from .harness.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, ROUNDING_TARGETS, to_and_from_float, unique
 
 
 def named(pairs):
@@ -18,3 +20,5 @@ THROUGHPUT_PAIRS = named(unique(to_and_from_float(NARROW) + NUMPY_PAIRS))
 PACKED_PAIRS = named(to_and_from_float(PACKED))
 #: The call-overhead pairs.
 OVERHEAD = named(OVERHEAD_PAIRS)
+#: The rounding-mode pairs: FLOAT to a float8, FLOAT16 and FLOAT4E2M1.
+ROUNDING_PAIRS = named(tuple((FLOAT, t) for t in ROUNDING_TARGETS))

@@ -1,6 +1,6 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
-from . import PACKED_PAIRS, THROUGHPUT_PAIRS
+from . import PACKED_PAIRS, ROUNDING_PAIRS, THROUGHPUT_PAIRS
 from .harness import baselines
 from .harness.bench import DEFAULT_SIZE
 
@@ -46,3 +46,40 @@ class PackedCast(_Throughput):
         except baselines.Unavailable as reason:
             raise NotImplementedError(str(reason)) from None
         return packed, baselines.trivial_packed_cast(source, target, size)
+
+
+class Rounding:
+    """``numbacast.cast(..., rounding=mode)`` of 16M elements for each mode;
+    ``time_trivial_kernel`` is the practical limit, ``time_gfloat`` (stochastic
+    rounding into FLOAT8E4M3FN only, where gfloat is installed) gfloat's
+    ``round_ndarray`` + ``encode_ndarray``."""
+
+    pairs = ROUNDING_PAIRS
+    modes = ("toward_zero", "nearest_away", "stochastic")
+    param_names = ["pair", "mode"]
+    params = [list(pairs), list(modes)]
+    timeout = 600
+
+    def setup(self, pair, mode):
+        source, target = self.pairs[pair]
+        options = dict(rounding=mode, seed=0) if mode == "stochastic" else dict(rounding=mode)
+        self.cast = baselines.numbacast_cast(source, target, DEFAULT_SIZE, **options)
+        self.trivial = baselines.trivial_cast(source, target, DEFAULT_SIZE)
+        self.cast(), self.trivial()  # compile, or load from the disk cache
+        self.gfloat = None
+        if mode == "stochastic":
+            try:
+                self.gfloat = baselines.gfloat_stochastic_cast(source, target, DEFAULT_SIZE)
+            except baselines.Unavailable:
+                pass
+
+    def time_cast(self, pair, mode):
+        self.cast()
+
+    def time_trivial_kernel(self, pair, mode):
+        self.trivial()
+
+    def time_gfloat(self, pair, mode):
+        if self.gfloat is None:
+            raise NotImplementedError("gfloat: stochastic rounding into a float8 type, with gfloat installed")
+        self.gfloat()

@@ -54,17 +54,17 @@ def codes(array):
     return array.view(f"u{array.dtype.itemsize}")
 
 
-def numbacast_cast(source, target, size):
+def numbacast_cast(source, target, size, **options):
     x = sample(source, size)
-    return lambda: cast(x, target)
+    return lambda: cast(x, target, **options)
 
 
-def numbacast_cast_into(source, target, size):
+def numbacast_cast_into(source, target, size, **options):
     """numbacast writing into one reused ``out=`` array, as a runtime reuses
     the output buffers of its memory arena (no fresh pages to fault in)."""
     x = sample(source, size)
-    out = cast(x, target)
-    return lambda: cast(x, target, out=out)
+    out = cast(x, target, **options)
+    return lambda: cast(x, target, out=out, **options)
 
 
 def astype_cast(source, target, size):
@@ -93,7 +93,7 @@ def unpack_pairs(src, dst):
 
 
 def trivial_cast(source, target, size):
-    """The trivial kernel: as many bytes read and written as a cast."""
+    """The trivial kernel: as many bytes read and written as a cast, into a fresh output."""
     x = codes(sample(source, size))
     out_dtype = np.dtype(f"u{target.storage.itemsize}")
 
@@ -103,6 +103,13 @@ def trivial_cast(source, target, size):
         return out
 
     return run
+
+
+def trivial_cast_into(source, target, size):
+    """The trivial kernel writing into one reused output."""
+    x = codes(sample(source, size))
+    out = np.empty(x.size, np.dtype(f"u{target.storage.itemsize}"))
+    return lambda: copy_low_bits(x, out)
 
 
 def trivial_packed_cast(source, target, size):
@@ -156,6 +163,31 @@ def torch_module():
     torch = optional_module("torch")
     torch.set_num_threads(get_num_threads())
     return torch
+
+
+#: gfloat's twins of the ONNX float8 types, for the stochastic rounding rows.
+GFLOAT_FORMATS = {"float8e4m3fn": "format_info_ocp_e4m3", "float8e5m2": "format_info_ocp_e5m2"}
+
+
+def gfloat_stochastic_cast(source, target, size):
+    """gfloat's ``round_ndarray(..., RoundMode.Stochastic, srbits=, srnumbits=)``
+    then ``encode_ndarray`` (NumPy arrays; the random bits drawn by NumPy)."""
+    try:
+        gfloat = importlib.import_module("gfloat")
+        formats = importlib.import_module("gfloat.formats")
+    except ImportError:
+        raise Unavailable("gfloat not installed") from None
+    if source is not FLOAT or target.name not in GFLOAT_FORMATS:
+        raise Unavailable("a FLOAT source and a float8 target only")
+    fi = getattr(formats, GFLOAT_FORMATS[target.name])
+    x = sample(source, size).astype(np.float64)
+    bits = np.random.default_rng(0).integers(0, 1 << 20, size)
+
+    def run():
+        rounded = gfloat.round_ndarray(fi, x, gfloat.RoundMode.Stochastic, True, bits, 20)
+        return gfloat.encode_ndarray(fi, rounded)
+
+    return run
 
 
 def torch_cast(source, target, size):

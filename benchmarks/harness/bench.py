@@ -110,6 +110,8 @@ USER_LOOP_PAIRS = tuple(
         ("bfloat16", "float8e4m3fn"),
     )
 )
+#: The targets of the rounding-mode rows (rounding=): a float8, FLOAT16 and FLOAT4E2M1.
+ROUNDING_TARGETS = tuple(map(resolve, ("float8e4m3fn", "float16", "float4e2m1")))
 
 
 def to_and_from_float(types):
@@ -149,9 +151,15 @@ class Group:
     unit: str = "ms"
     packed: bool = False
     reuse_output: bool = False  # numbacast writes into one out= array, as the reference reuses its buffers
+    options: tuple = ()  # numbacast's keyword arguments, as (name, value) pairs
 
     def label(self, source, target):
-        return f"{source.onnx_name} -> {target.onnx_name}" + (" (packed)" if self.packed else "")
+        mode = dict(self.options).get("rounding")
+        return (
+            f"{source.onnx_name} -> {target.onnx_name}"
+            + (" (packed)" if self.packed else "")
+            + (f" ({mode})" if mode else "")
+        )
 
 
 @dataclass
@@ -172,13 +180,11 @@ def seconds(function):
 
 def timed(group, source, target, size, repeat):
     """Median milliseconds of numbacast's cast and of the baseline, run alternately after a warm-up."""
-    ours_cast = (
-        baselines.packed_cast
-        if group.packed
-        else baselines.numbacast_cast_into
-        if group.reuse_output
-        else baselines.numbacast_cast
-    )(source, target, size)
+    if group.packed:
+        ours_cast = baselines.packed_cast(source, target, size)
+    else:
+        into = baselines.numbacast_cast_into if group.reuse_output else baselines.numbacast_cast
+        ours_cast = into(source, target, size, **dict(group.options))
     return alternately(ours_cast, group.baseline(source, target, size), repeat)
 
 
@@ -224,7 +230,29 @@ def make_groups():
     return (
         Group(
             "to-narrow",
-            "FLOAT to narrow types, against a trivial kernel moving the same bytes",
+            "FLOAT to narrow types, against a trivial kernel moving the same bytes; both into a reused output",
+            "trivial",
+            tuple((FLOAT, t) for t in NARROW),
+            Target("<=", 1.3),
+            at_most,
+            timed,
+            baselines.trivial_cast_into,
+            reuse_output=True,
+        ),
+        Group(
+            "from-narrow",
+            "narrow types to FLOAT, against a trivial kernel moving the same bytes; both into a reused output",
+            "trivial",
+            tuple((t, FLOAT) for t in NARROW),
+            Target("<=", 1.3),
+            at_most,
+            timed,
+            baselines.trivial_cast_into,
+            reuse_output=True,
+        ),
+        Group(
+            "to-narrow-fresh",
+            "FLOAT to narrow types, against the trivial kernel; both allocate a fresh output",
             "trivial",
             tuple((FLOAT, t) for t in NARROW),
             Target("<=", 1.5),
@@ -233,8 +261,8 @@ def make_groups():
             baselines.trivial_cast,
         ),
         Group(
-            "from-narrow",
-            "narrow types to FLOAT, against a trivial kernel moving the same bytes",
+            "from-narrow-fresh",
+            "narrow types to FLOAT, against the trivial kernel; both allocate a fresh output",
             "trivial",
             tuple((t, FLOAT) for t in NARROW),
             Target("<=", 1.5),
@@ -253,11 +281,51 @@ def make_groups():
             baselines.trivial_packed_cast,
             packed=True,
         ),
+        *(
+            Group(
+                f"rounding-{mode}",
+                f"FLOAT to narrow types rounding {mode.replace('_', ' ')}, against the trivial kernel",
+                "trivial",
+                tuple((FLOAT, t) for t in ROUNDING_TARGETS),
+                Target("<=", 1.3),
+                at_most,
+                timed,
+                baselines.trivial_cast_into,
+                reuse_output=True,
+                options=(("rounding", mode),),
+            )
+            for mode in ("toward_zero", "toward_positive", "toward_negative", "nearest_away")
+        ),
+        Group(
+            "stochastic",
+            "FLOAT to narrow types, stochastic rounding (seeded), against the trivial kernel",
+            "trivial",
+            tuple((FLOAT, t) for t in ROUNDING_TARGETS),
+            Target("<=", 2),
+            at_most,
+            timed,
+            baselines.trivial_cast_into,
+            reuse_output=True,
+            options=(("rounding", "stochastic"), ("seed", 0)),
+        ),
+        Group(
+            "gfloat",
+            "FLOAT to float8, stochastic rounding, against gfloat's round_ndarray and encode_ndarray",
+            "gfloat",
+            ((FLOAT, resolve("float8e4m3fn")),),
+            Target(">=", 100),
+            speedup,
+            timed,
+            baselines.gfloat_stochastic_cast,
+            speedup=True,
+            options=(("rounding", "stochastic"), ("seed", 0)),
+        ),
         Group(
             "ml_dtypes",
-            "float8, float6 and float4 types, against ml_dtypes astype",
+            "FLOAT to float8, float6 and float4 types, against ml_dtypes astype (encodes; the decodes are "
+            "bounded by faulting in their fresh output, see from-narrow-fresh)",
             "ml_dtypes",
-            to_and_from_float(ML_DTYPES_FLOATS),
+            tuple((FLOAT, t) for t in ML_DTYPES_FLOATS),
             Target(">=", 20),
             speedup,
             timed,

@@ -221,20 +221,30 @@ def _small_int_decoder(fmt):
 
 
 @functools.cache
-def target_stage(kind, source_bits, conversion):
+def target_stage(kind, source_bits, conversion, part=None):
     """``stage(value)``: a value of ``kind`` (see :func:`source_stage`) rounded to
     the conversion's target, in the target's kernel representation; for a
-    stochastic conversion ``stage(value, r)``, ``r`` the element's random number."""
+    stochastic conversion ``stage(value, r)``, ``r`` the element's random
+    number, and ``part`` one of :data:`~numbacast.engine.rounding.PARTS`
+    (default FULL)."""
+    part = part or rounding_modes.FULL
     target = conversion.target
     fmt = target.format
     rounding, bits, random = conversion.rounding, conversion.stochastic_bits, conversion.stochastic
     directed = rounding != rounding_modes.NEAREST_EVEN
     wide_int = kind == "int" and source_bits == 64
     if target is DOUBLE and directed and wide_int:
-        return _random_stage(rounding_modes.int_to_float64_rounded(rounding, bits), random)
+        convert = rounding_modes.int_to_float64_rounded(rounding, bits, part)
+        return convert if part == rounding_modes.REDUCE else _random_stage(convert, random)
     if target is FLOAT and directed:
-        encode_float = rounding_modes.rounding_encoder(formats.FLOAT64, formats.FLOAT32, False, rounding, bits)
+        encode_float = rounding_modes.rounding_encoder(
+            formats.FLOAT64, formats.FLOAT32, False, rounding, bits or rounding_modes.FULL_BITS, part=part
+        )
         to_double = codecs.int_to_float64 if wide_int else _to_float64
+        if part == rounding_modes.REDUCE:
+            return encode_float
+        if random and part == rounding_modes.CHECK:
+            return _jit(lambda x, r: encode_float(float_bits(to_double(x)), r))
         if random:
             return _jit(lambda x, r: float32_from_bits(encode_float(float_bits(to_double(x)), r)))
         return _jit(lambda x: float32_from_bits(encode_float(float_bits(to_double(x)), _NO_RANDOM)))
@@ -257,23 +267,34 @@ def target_stage(kind, source_bits, conversion):
         target other than FLOAT and DOUBLE; ``encode(bits, r)`` when ``takes_r``."""
         if target is FLOAT8E8M0:
             if rounding in (rounding_modes.NEAREST_EVEN, rounding_modes.STOCHASTIC):  # no ONNX round_mode
-                return rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits), True
+                encode = rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits, part)
+                return encode, True
             return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode), False
         if directed or is_custom(target):
             encode = rounding_modes.rounding_encoder(
-                source, fmt, conversion.saturate, rounding, bits or rounding_modes.FULL_BITS, conversion.inf_to_nan
+                source,
+                fmt,
+                conversion.saturate,
+                rounding,
+                bits or rounding_modes.FULL_BITS,
+                conversion.inf_to_nan,
+                part,
             )
             return encode, True
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
 
     if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
         encode, takes_r = encoder(formats.FLOAT32)
+        if part == rounding_modes.REDUCE:
+            return encode
         if random:
             return _jit(lambda x, r: encode(float_bits(x), r))
         if takes_r:
             return _jit(lambda x: encode(float_bits(x), _NO_RANDOM))
         return _jit(lambda x: encode(float_bits(x)))
     encode, takes_r = encoder(formats.FLOAT64)
+    if part == rounding_modes.REDUCE:
+        return encode
     to_double = codecs.int_to_float64 if wide_int else _to_float64
     if random:
         return _jit(lambda x, r: encode(float_bits(to_double(x)), r))
@@ -283,6 +304,20 @@ def target_stage(kind, source_bits, conversion):
 
 
 _NO_RANDOM = np.uint64(0)
+
+
+def reduced_dtype(conversion):
+    """The dtype of the random numbers the FAST part of a stochastic
+    conversion takes: as wide as the float its encoder rounds from."""
+    target, fmt = conversion.target, conversion.target.format
+    kind, _ = source_stage(conversion.source)
+    if (
+        target in (FLOAT, DOUBLE)
+        or kind != "f32"
+        or (is_custom(target) and not rounding_modes.fits(formats.FLOAT32, fmt))
+    ):
+        return np.dtype(np.uint64)
+    return np.dtype(np.uint32)
 
 
 @_jit
@@ -296,12 +331,14 @@ def _random_stage(convert, random):
 
 
 @functools.cache
-def scalar_converter(conversion):
+def scalar_converter(conversion, part=rounding_modes.FULL):
     """The ``@njit`` function mapping one source element to one target element
     (``convert_one(value, r)`` for a stochastic conversion, ``r`` the
-    element's random number)."""
+    element's random number, ``part`` one of :data:`~numbacast.engine.rounding.PARTS`)."""
     kind, decode = source_stage(conversion.source)
-    encode = target_stage(kind, conversion.source.bits, conversion)
+    encode = target_stage(kind, conversion.source.bits, conversion, part if conversion.stochastic else None)
+    if part == rounding_modes.REDUCE:
+        return encode  # of the random number alone
     if conversion.stochastic:
         if decode is _identity:
             return encode

@@ -58,12 +58,18 @@ E8M0_ROUND_MODES = {
 #: Random bits per element when ``stochastic_bits`` is not given.
 FULL_BITS = 64
 
-# SplitMix64 (Steele, Lea and Flood 2014): its increment and its finaliser
-# (Stafford's "Mix13"), a bijection of 64-bit integers with full avalanche.
+# The seed becomes a key by SplitMix64 (Steele, Lea and Flood 2014): its
+# increment and its finaliser (Stafford's "Mix13"), a bijection of 64-bit
+# integers with full avalanche.
 GAMMA = 0x9E3779B97F4A7C15
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 _MASK64 = (1 << 64) - 1
+_MASK32 = (1 << 32) - 1
+# The random numbers come from "triple32" (C. Wellons' hash prospector, 2018),
+# a bijection of 32-bit integers with near-ideal avalanche: 32-bit multiplies,
+# which vector units have, where 64-bit ones are emulated.
+_T1, _T2, _T3 = 0xED5AD4BB, 0xAC4C1B51, 0x31848BAB
 
 
 def mix64_py(z):
@@ -74,30 +80,113 @@ def mix64_py(z):
     return z ^ (z >> 31)
 
 
+def triple32_py(x):
+    """triple32 on a Python int (mod 2**32)."""
+    x &= _MASK32
+    x ^= x >> 17
+    x = (x * _T1) & _MASK32
+    x ^= x >> 11
+    x = (x * _T2) & _MASK32
+    x ^= x >> 15
+    x = (x * _T3) & _MASK32
+    return x ^ (x >> 14)
+
+
 def seed_key(seed):
-    """The 64-bit key of a seed (any integer 0 <= seed < 2**64): the random
-    number of element ``i`` is ``mix64(key + GAMMA * i)``."""
+    """The 64-bit key of a seed (any integer 0 <= seed < 2**64), see :func:`random64`."""
     return mix64_py(mix64_py(seed) + GAMMA)
 
 
+def random64_py(key, index):
+    """:func:`random64` in Python (the reference of the tests and the docs)."""
+    k1, k2 = key & _MASK32, key >> 32
+    k3 = triple32_py(k1 ^ k2 ^ 0x9E3779B9)
+    lo, hi = index & _MASK32, index >> 32
+    top = triple32_py(lo ^ triple32_py(hi ^ k1))
+    bottom = triple32_py(triple32_py(lo ^ triple32_py(hi ^ k2)) ^ k3)
+    return top << 32 | bottom
+
+
 @_jit
-def mix64(z):
-    z = np.uint64(z)
-    z = np.uint64(np.uint64(z ^ (z >> np.uint64(30))) * np.uint64(_M1))
-    z = np.uint64(np.uint64(z ^ (z >> np.uint64(27))) * np.uint64(_M2))
-    return np.uint64(z ^ (z >> np.uint64(31)))
+def triple32(x):
+    x = np.uint32(x)
+    x = np.uint32(x ^ (x >> np.uint32(17)))
+    x = np.uint32(x * np.uint32(_T1))
+    x = np.uint32(x ^ (x >> np.uint32(11)))
+    x = np.uint32(x * np.uint32(_T2))
+    x = np.uint32(x ^ (x >> np.uint32(15)))
+    x = np.uint32(x * np.uint32(_T3))
+    return np.uint32(x ^ (x >> np.uint32(14)))
 
 
 @_jit
 def random64(key, index):
-    """64 random bits for element ``index`` (a counter-based generator: SplitMix64's
-    output number ``index`` of the stream that the key starts)."""
-    return mix64(np.uint64(np.uint64(key) + np.uint64(np.uint64(index) * np.uint64(GAMMA))))
+    """64 random bits for element ``index`` of the stream of ``key``: a
+    counter-based generator.  With the key's halves ``k1``, ``k2`` and
+    ``k3 = triple32(k1 ^ k2 ^ 0x9E3779B9)``, and the index's ``lo`` and ``hi``
+    32 bits, the top half is ``triple32(lo ^ triple32(hi ^ k1))`` and the
+    bottom half ``triple32(triple32(lo ^ triple32(hi ^ k2)) ^ k3)``.  Each
+    half is a bijection of ``lo`` for a given ``hi``: no two of 2**32
+    consecutive elements share their top 32 bits.  A rounding that needs
+    at most 32 random bits (FLOAT sources into every narrow format, in the
+    normal range) computes the top half only."""
+    key = np.uint64(key)
+    index = np.uint64(index)
+    k1 = np.uint32(key & np.uint64(_MASK32))
+    k2 = np.uint32(key >> np.uint64(32))
+    k3 = triple32(np.uint32(k1 ^ k2 ^ np.uint32(0x9E3779B9)))
+    lo = np.uint32(index & np.uint64(_MASK32))
+    hi = np.uint32(index >> np.uint64(32))
+    top = triple32(np.uint32(lo ^ triple32(np.uint32(hi ^ k1))))
+    bottom = triple32(np.uint32(triple32(np.uint32(lo ^ triple32(np.uint32(hi ^ k2)))) ^ k3))
+    return np.uint64(np.uint64(np.uint64(top) << np.uint64(32)) | np.uint64(bottom))
 
 
 def e8m0_rounding(round_mode):
     """The rounding an ONNX ``round_mode`` of FLOAT8E8M0 is."""
     return E8M0_ROUND_MODES[round_mode][0]
+
+
+@functools.cache
+def stochastic_lanes(shift, n, uint):
+    """The stochastic decision in the lanes of ``uint``, for a conversion
+    whose fixed shift (the target's normal range) is ``shift``:
+    ``(reduce, normal_up, small_up, fits)``.
+
+    ``reduce(r)`` keeps the top ``m = min(n, width - 1)`` bits of the ``n``-bit
+    random number ``r``; ``normal_up(rem, reduce(r))`` decides where ``shift``
+    bits go and ``small_up(rem, s, reduce(r))`` where ``s`` bits go, for any
+    ``s <= m``: with ``s <= n``, ``d + r >= 2**n`` (``d`` = ``rem * 2**(n - s)``)
+    is ``(r >> (n - s)) + rem >= 2**s``, which needs the top ``s`` bits of
+    ``r`` only.  ``fits`` is ``m``: a larger ``s`` takes :func:`stochastic_up`
+    and all of ``r``.  When ``n < shift`` (few random bits), ``d`` is ``rem``
+    rounded to ``n`` bits (ties to even) and ``m`` is ``n``."""
+    width = 32 if uint is np.uint32 else 64
+    m = min(n, width - 1)
+    drop = np.uint64(n - m)
+    one = uint(1)
+    reduce = _jit(lambda r: uint(np.uint64(r) >> drop))
+
+    @_jit
+    def small_up(rem, s, reduced):
+        s = uint(s)
+        return uint(uint(reduced >> uint(uint(m) - s)) + uint(rem)) >= uint(one << s)
+
+    if shift <= m:
+        keep, limit = uint(m - shift), uint(1 << shift)
+        normal_up = _jit(lambda rem, reduced: uint(uint(reduced >> keep) + uint(rem)) >= limit)
+        return reduce, normal_up, small_up, m
+    t = uint(shift - n)
+    half, low, limit = uint(1 << (shift - n - 1)), uint((1 << (shift - n)) - 1), uint(1 << n)
+
+    @_jit
+    def normal_up_rounded(rem, reduced):
+        kept = uint(uint(rem) >> t)
+        rest = uint(uint(rem) & low)
+        d = uint(kept + uint((rest > half) | ((rest == half) & ((kept & one) != 0))))
+        return uint(d + reduced) >= limit
+
+    return reduce, normal_up_rounded, small_up, m
 
 
 @functools.cache
@@ -108,30 +197,80 @@ def stochastic_up(n):
     (``r < 2**n``).  The ``rem`` rounded to ``n`` bits (ties to even), ``d``,
     plus ``r`` must reach ``2**n`` -- gfloat's ``RoundMode.Stochastic``."""
     one = np.uint64(1)
-    full = n == 64
-    limit = np.uint64(0 if full else 1 << n)
+    ones = np.uint64((1 << 64) - 1)
+    bits, top = np.uint64(n), np.uint64(63)
+    limit = np.uint64(1 << n) if n < 64 else np.uint64(0)
+    low56, top8 = np.uint64((1 << 56) - 1), np.uint64(0xFF)
+    wide = n == 64
 
     @_jit
     def up(rem, s, r):
+        # In uint64 lanes, both ways computed and one chosen, and no carry out
+        # of 64 bits tested (LLVM would not vectorise it): this vectorises.
         rem64 = np.uint64(rem)
-        s = np.int64(s)
-        left = np.uint64(n - min(s, n))  # s <= n: d = rem * 2**(n - s), exact
-        t = np.uint64(min(max(s - n, 1), 63))  # s > n: d = rem / 2**(s - n), rounded to even
+        s64 = np.uint64(s)
+        r = np.uint64(r)
+        exact = s64 <= bits
+        # s <= n: d = rem * 2**(n - s) and d + r >= 2**n is
+        # r >> (n - s) > 2**s - 1 - rem, the complement of rem in s bits
+        sa = s64 if exact else bits
+        mask = np.uint64(ones >> np.uint64(np.uint64(64) - sa))
+        by_top = np.uint64(r >> np.uint64(bits - sa)) > np.uint64(mask ^ rem64)
+        # s > n: d = rem / 2**(s - n) rounded to even (d <= 2**n, and < 2**56 when n = 64)
+        t = np.uint64(s64 - bits) if not exact else one
+        t = t if t < top else top
         kept = np.uint64(rem64 >> t)
         rest = np.uint64(rem64 & np.uint64(np.uint64(one << t) - one))
         half = np.uint64(one << np.uint64(t - one))
-        rounded = np.uint64(kept + np.uint64((rest > half) | ((rest == half) & ((kept & one) != 0))))
-        d = np.uint64(rem64 << left) if s <= n else rounded
-        total = np.uint64(d + np.uint64(r))
-        if full:
-            return total < d  # the carry out of 64 bits (d < 2**64 always)
-        return total >= limit
+        d = np.uint64(kept + np.uint64((rest > half) | ((rest == half) & ((kept & one) != 0))))
+        if wide:  # r >= 2**64 - d, with 0 < d < 2**56: the top 8 bits all ones, the rest large enough
+            by_rounded = (d != 0) & ((r >> np.uint64(56)) == top8) & ((r & low56) >= np.uint64(np.uint64(1 << 56) - d))
+        else:
+            by_rounded = np.uint64(d + r) >= limit
+        return by_top if exact else by_rounded
 
     return up
 
 
+#: The parts of a stochastic encoder (see :func:`rounding_encoder`): a kernel
+#: runs FAST over a block, with the random numbers REDUCE makes, then FULL
+#: where CHECK says so.
+FULL, FAST, CHECK, REDUCE = "full", "fast", "check", "reduce"
+PARTS = (FULL, FAST, CHECK, REDUCE)
+
+
+def sub_shift_value(source, target):
+    """Below the target's normal range, ``sub_shift - max(e, 1)`` bits of the
+    significand of a source of biased exponent ``e`` go."""
+    return source.mantissa_bits - target.mantissa_bits + source.bias + target.min_normal_exponent
+
+
+@functools.cache
+def _needs_full(uint, magnitude_mask, mantissa_bits, sub_shift, small_bits):
+    """``check(bits, r)``: whether more than ``small_bits`` bits of the value go:
+    below the exponent ``sub_shift - small_bits``."""
+    mask = uint(magnitude_mask)
+    low = uint(max(sub_shift - small_bits, 0) << mantissa_bits)
+    return _jit(lambda bits, r: uint(uint(bits) & mask) < low)
+
+
+@_jit
+def _no_check(bits, r):
+    return False
+
+
+@_jit
+def _identity(r):
+    return r
+
+
 @_jit
 def _never(rem, s, r):
+    return False
+
+
+@_jit
+def _never_fixed(rem, r):
     return False
 
 
@@ -170,10 +309,16 @@ def saturates_always(target):
 
 
 @functools.cache
-def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BITS, inf_to_nan=False):
+def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BITS, inf_to_nan=False, part=FULL):
     """``encode(bits, r) -> code``: the bits of a ``source`` float (FLOAT32 or
     FLOAT64) rounded once in ``rounding`` to ``target``, a format with
     subnormals that :func:`fits` the source.
+
+    ``part`` (stochastic rounding only, see :data:`PARTS`): :data:`FAST`,
+    ``encode(bits, reduce(r))``, rounds values in the target's subnormal
+    range wrongly but vectorises; :data:`REDUCE` is that ``reduce``;
+    :data:`CHECK` is ``check(bits, r) -> bool``, whether a value needs
+    :data:`FULL`, the encoder itself.
 
     The magnitude is cut at the target's step: a fixed shift of the bits where
     the target is normal (a carry runs into the exponent, which is still
@@ -196,6 +341,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     uint, real, from_bits = source_arithmetic(source)
     one = uint(1)
     src_m = source.mantissa_bits
+
     sign_shift = uint(source.sign_shift)
     magnitude_mask = uint(source.magnitude_mask)
     src_inf = uint(source.inf_code)
@@ -208,8 +354,24 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     normal_min = uint(normal_exponent << src_m)
     sub_shift = uint(shift + normal_exponent)  # less the source's exponent (at least 1)
     cap = uint(src_m + 2)  # shifting a significand this far leaves nothing, and half a step is above it
-    fixed_shift, fixed_half, fixed_mask = uint(shift), uint(1 << (shift - 1)), uint((1 << shift) - 1)
-    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+    fixed_shift, fixed_low = uint(shift), uint((1 << shift) - 1)
+    fixed_half, fixed_half_less = uint(1 << (shift - 1)), uint((1 << (shift - 1)) - 1)
+    has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
+    magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
+    magic_bits = uint(magic.view(uint))
+    minus_half_step = real(-(2.0 ** (target.min_normal_exponent - target.mantissa_bits - 1)))
+    toward_zero_mode = rounding == TOWARD_ZERO
+    even, away, up_positive, up_negative, random, stochastic_full = mode_flags(rounding, stochastic_bits)
+    if random:
+        reduce, stochastic_normal, stochastic_small, small_bits = stochastic_lanes(shift, stochastic_bits, uint)
+    else:
+        reduce, stochastic_normal, stochastic_small, small_bits = _identity, _never_fixed, _never, 0
+    if part == REDUCE:
+        return reduce
+    if part == CHECK:  # values whose step drops more than the fast part handles
+        return _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+    fast = part == FAST
+    small_cap = uint(max(small_bits, 1))
 
     max_code = uint(target.max_code)
     signed = target.signed
@@ -245,29 +407,64 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         negative = (x >> sign_shift) != zero
         a = uint(x & magnitude_mask)
         subnormal = a < normal_min
-        exponent = uint(a >> uint(src_m))
-        s_true = np.int64(sub_shift) - np.int64(max(exponent, one)) if subnormal else np.int64(fixed_shift)
-        body, s, half, low = a, fixed_shift, fixed_half, fixed_mask
-        if subnormal:
-            body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
-            s = uint(min(uint(s_true), cap))
-            half = uint(one << uint(s - one))
-            low = uint(uint(one << s) - one)
-        q = uint(body >> s)
-        rem = uint(body & low)
-        up = False
-        if even:
-            parity = uint(uint(q ^ (zero if subnormal else rebias_parity)) & one)
-            up = (rem > half) | ((rem == half) & (parity != zero))
-        elif away:
-            up = rem >= half
-        elif up_positive:
-            up = (rem != zero) & (not negative)
-        elif up_negative:
-            up = (rem != zero) & negative
+        if random and fast:  # all but the values CHECK picks (a kernel redoes those)
+            exponent = uint(a >> uint(src_m))
+            up = stochastic_normal(uint(a & fixed_low), r)
+            magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
+            if subnormal:
+                body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
+                s_small = uint(sub_shift - max(exponent, one))  # at most small_bits, or CHECK says so
+                s = uint(min(s_small, cap))
+                q = uint(body >> s)
+                rem = uint(body & uint(uint(one << s) - one))
+                magnitude = uint(q + uint(stochastic_small(rem, min(s_small, small_cap), r)))
         elif random:
-            up = stochastic(rem, s_true, r)
-        magnitude = uint(uint(q + uint(up)) - (zero if subnormal else rebias))
+            # Cut at the target's step: ``s`` bits of ``body`` go (a fixed shift
+            # where the target is normal; below, the significand by a shift that
+            # grows as the exponent falls, capped where nothing is left).
+            exponent = uint(a >> uint(src_m))
+            body = a
+            s = fixed_shift
+            base = rebias
+            if subnormal:
+                body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
+                s = uint(min(uint(sub_shift - max(exponent, one)), cap))
+                base = zero
+            q = uint(body >> s)
+            rem = uint(body & uint(uint(one << s) - one))
+            s_true = np.uint64(np.uint64(sub_shift) - np.uint64(max(exponent, one)))
+            up = stochastic_full(rem, s_true, r) if subnormal else stochastic_normal(rem, reduce(r))
+            magnitude = uint(uint(q + uint(up)) - base)
+        else:
+            # Normal range: (a + add) >> shift rounds: add 0 truncates, the
+            # dropped bits all ones round any remainder up, half ties away,
+            # half - 1 + the kept last bit ties to even; the carry may run
+            # into the exponent, which is still right.
+            add = zero
+            if even:
+                add = uint(fixed_half_less + uint(uint(uint(a >> fixed_shift) ^ rebias_parity) & one))
+            elif away:
+                add = fixed_half
+            elif up_positive:
+                add = zero if negative else fixed_low
+            elif up_negative:
+                add = fixed_low if negative else zero
+            magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
+            if has_subnormal_range and subnormal:
+                # Below: the hardware rounds to nearest even on the grid of the
+                # smallest subnormal (adding a power of two whose last bit is that
+                # step); the exact difference from the value says how to move.
+                value = from_bits(a)
+                rounded = value + magic
+                magnitude = uint(float_bits(rounded) - magic_bits)
+                diff = (rounded - magic) - value  # exact: the rounded value less the value
+                if toward_zero_mode:
+                    magnitude = uint(magnitude - uint(diff > 0))
+                elif away:  # the ties that went down to even go up
+                    magnitude = uint(magnitude + uint(diff == minus_half_step))
+                elif up_positive or up_negative:
+                    outward = negative if up_negative else not negative  # the magnitude rounds up
+                    magnitude = uint(uint(magnitude + uint((diff < 0) & outward)) - uint((diff > 0) & (not outward)))
         if signed:
             code = uint(magnitude | (dst_sign if negative else zero))
             if not keep_negative_zero and magnitude == zero:
@@ -297,19 +494,29 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
 
 
 @functools.cache
-def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS):
+def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS, part=FULL):
     """``encode(bits, r) -> code``: the bits of a ``source`` float to
     FLOAT8E8M0 in ``rounding``, with the ONNX range rules of
     :func:`numbacast.engine.codecs.e8m0_encoder` (whose ``round_mode`` up,
     down and nearest are toward_positive, toward_zero and nearest_away on the
     magnitude).  Ties to even go to the even code; stochastic rounding moves
-    ``2**k`` up with probability ``|x| / 2**k - 1``."""
+    ``2**k`` up with probability ``|x| / 2**k - 1``.  The ``part`` are those
+    of :func:`rounding_encoder`; :data:`CHECK` is never true (the step is fixed)."""
+    if part == CHECK:
+        return _no_check
     uint, real, from_bits = source_arithmetic(source)
     target = formats.FLOAT8E8M0
     rounding = {TOWARD_NEGATIVE: TOWARD_ZERO}.get(rounding, rounding)
     even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+    reduce, stochastic = (
+        stochastic_lanes(source.mantissa_bits, stochastic_bits, uint)[:2] if random else (_identity, _never_fixed)
+    )
+    if part == REDUCE:
+        return reduce
+    if part == FULL:
+        fixed_up = stochastic
+        stochastic = _jit(lambda rem, r: fixed_up(rem, reduce(r)))
     mant_bits = uint(source.mantissa_bits)
-    s_fixed = np.int64(source.mantissa_bits)
     mant_mask = uint((1 << source.mantissa_bits) - 1)
     half = uint(1 << (source.mantissa_bits - 1))
     mag_mask = uint(source.magnitude_mask)
@@ -345,7 +552,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS)
         elif up_positive:
             up = mantissa != 0
         elif random:
-            up = stochastic(mantissa, s_fixed, r)
+            up = stochastic(mantissa, r)
         code = uint(code + uint(up))
         result = code
         if code > max_code:
@@ -362,8 +569,13 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS)
 
 
 @functools.cache
-def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS):
-    """``convert(value, r) -> float64``: an int64 or uint64 rounded in ``rounding``."""
+def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
+    """``convert(value, r) -> float64``: an int64 or uint64 rounded in ``rounding``
+    (every ``part`` is the converter but :data:`CHECK`, never true)."""
+    if part == CHECK:
+        return _no_check
+    if part == REDUCE:
+        return _identity
     even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
     one = np.uint64(1)
 

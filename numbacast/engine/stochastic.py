@@ -17,9 +17,9 @@ from numba import prange, types
 from numba.extending import overload
 
 from .cache import cached_njit
-from .conversion import ConversionType, scalar_converter
+from .conversion import ConversionType, reduced_dtype, scalar_converter
 from .kernels import PARALLEL_MIN, take_turns
-from .rounding import random64
+from .rounding import CHECK, FAST, REDUCE, random64
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
 BLOCK = 1 << 12
@@ -53,22 +53,98 @@ def _overload_convert_random(value, conversion, r):
         return lambda value, conversion, r: one(value, r)
 
 
+def convert_random_fast(value, conversion, r):
+    """:func:`convert_random` but for the values :func:`needs_full` picks (``@njit`` only)."""
+    raise TypeError("convert_random_fast() is for @njit code")
+
+
+@overload(convert_random_fast, jit_options={"nogil": True})
+def _overload_convert_random_fast(value, conversion, r):
+    if isinstance(conversion, ConversionType):
+        one = scalar_converter(conversion.conversion, FAST)
+        return lambda value, conversion, r: one(value, r)
+
+
+def reduce_random(r, conversion):
+    """The part of a random number :func:`convert_random_fast` takes (``@njit`` only)."""
+    raise TypeError("reduce_random() is for @njit code")
+
+
+@overload(reduce_random, jit_options={"nogil": True})
+def _overload_reduce_random(r, conversion):
+    if isinstance(conversion, ConversionType):
+        reduce = scalar_converter(conversion.conversion, REDUCE)
+        return lambda r, conversion: reduce(r)
+
+
+def new_reduced(size, conversion):
+    """An empty array for ``size`` reduced random numbers (``@njit`` only)."""
+    raise TypeError("new_reduced() is for @njit code")
+
+
+@overload(new_reduced, jit_options={"nogil": True})
+def _overload_new_reduced(size, conversion):
+    if isinstance(conversion, ConversionType):
+        dtype = reduced_dtype(conversion.conversion)
+        return lambda size, conversion: np.empty(size, dtype)
+
+
+def needs_full(value, conversion):
+    """Whether :func:`convert_random_fast` is wrong for ``value`` (``@njit`` only)."""
+    raise TypeError("needs_full() is for @njit code")
+
+
+@overload(needs_full, jit_options={"nogil": True})
+def _overload_needs_full(value, conversion):
+    if isinstance(conversion, ConversionType):
+        check = scalar_converter(conversion.conversion, CHECK)
+        zero = np.uint64(0)
+        return lambda value, conversion: check(value, zero)
+
+
 @cached_njit(nogil=True)
 def _block(b, src, dst, conversion, key, starts, row_length, random):
-    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``, as runs of consecutive global indices."""
-    k = b * BLOCK
-    end = min(k + BLOCK, src.size)
-    row = k // row_length
-    column = k - row * row_length
+    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``: their random numbers
+    (reduced to what the fast encoder takes), their conversions by the fast
+    encoder, then, for the few that need it, by the full one -- loops that
+    vectorise, where one doing it all would not."""
+    first = b * BLOCK
+    end = min(first + BLOCK, src.size)
+    reduced = new_reduced(end - first, conversion)
+    k, row, column = _run_start(first, row_length)
     while k < end:
         m = min(end - k, row_length - column)
         base = starts[row] + column - k  # the global index of element j is base + j
         for j in range(k, k + m):
-            r = random_number(key, np.uint64(base + j), random, j, conversion)
-            dst[j] = convert_random(src[j], conversion, r)
-        k += m
-        row += 1
-        column = 0
+            reduced[j - first] = reduce_random(
+                random_number(key, np.uint64(base + j), random, j, conversion), conversion
+            )
+        k, row, column = k + m, row + 1, 0
+    for j in range(first, end):
+        dst[j] = convert_random_fast(src[j], conversion, reduced[j - first])
+    slow = 0
+    for j in range(first, end):
+        slow += needs_full(src[j], conversion)
+    if slow == 0:
+        return
+    # the few in the target's subnormal range: their positions, then the full encoder
+    found = np.empty(end - first, np.int64)
+    count = 0
+    for j in range(first, end):
+        found[count] = j
+        count += needs_full(src[j], conversion)
+    for i in range(count):
+        j = found[i]
+        row = j // row_length
+        index = starts[row] + (j - row * row_length)
+        dst[j] = convert_random(src[j], conversion, random_number(key, np.uint64(index), random, j, conversion))
+
+
+@cached_njit(nogil=True)
+def _run_start(k, row_length):
+    """(k, row, column) of element ``k``."""
+    row = k // row_length
+    return k, row, k - row * row_length
 
 
 @cached_njit(parallel=True, nogil=True)
