@@ -119,7 +119,7 @@ _SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx"}
 _LAZY = {
     "pack": ".packing",
     "unpack": ".packing",
-    "ROUND_MODES": ".engine.codecs",
+    "ROUND_MODES": ".engine.rounding",
     "ROUNDINGS": ".engine.rounding",
     "CacheWarning": ".engine.cache",
 }

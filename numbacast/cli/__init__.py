@@ -40,7 +40,7 @@ import warnings
 
 import numpy as np
 
-from ..engine.codecs import ROUND_MODES
+from ..engine.rounding import ROUND_MODES
 from ..formats.registry import resolve
 from ..onnx import operators, versions
 from . import compile as compile_command

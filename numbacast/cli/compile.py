@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..engine.codecs import ROUND_MODES
+from ..engine.rounding import ROUND_MODES
 from ..formats.registry import FLOAT8E8M0, TYPES, resolve
 
 

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from ..formats.registry import FLOAT8E8M0, resolve
-from .codecs import ROUND_MODES
+from .rounding import ROUND_MODES
 from .rounding import E8M0_ROUND_MODES, FULL_BITS, ROUNDINGS, STOCHASTIC
 
 
@@ -29,7 +29,7 @@ def check_packed(packed):
 
 
 def check_round_mode(round_mode):
-    """``round_mode``, one of :data:`~numbacast.engine.codecs.ROUND_MODES`."""
+    """``round_mode``, one of :data:`~numbacast.engine.rounding.ROUND_MODES`."""
     if isinstance(round_mode, str) and round_mode in ROUND_MODES:
         return round_mode
     raise ValueError(f"round_mode must be one of {', '.join(map(repr, ROUND_MODES))}, not {round_mode!r}")

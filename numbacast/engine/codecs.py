@@ -14,8 +14,6 @@ Rules (see the conversion rules, docs/rules.md):
   format has one, else NaN.  NaN keeps its sign where the format has a signed
   NaN; formats without NaN take +max.  Results that round to zero keep their
   sign, except in formats without -0.
-* :func:`e8m0_encoder` picks a power of two by ``round_mode`` (up, down,
-  nearest: 2**(k+1) when x >= 1.5 * 2**k), ignoring the sign.
 * :func:`float_decoder` gives the exact value of a code as a float32.
 * :func:`float_to_int` truncates toward zero and saturates (8- to 64-bit
   targets; NaN gives 0) or rounds to nearest even and keeps the low bits
@@ -34,8 +32,6 @@ from ..formats import description as formats
 from .bits import float32_from_bits, float64_from_bits, float_bits, leading_zeros
 
 _jit = functools.partial(njit, cache=False, nogil=True)
-
-ROUND_MODES = ("up", "down", "nearest")
 
 
 def overflow_codes(target, saturate, inf_to_nan=False):
@@ -137,69 +133,6 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         if sign_last:
             code = uint(code | uint(uint(negative) << dst_sign_shift))
         return code
-
-    return encode
-
-
-@functools.cache
-def e8m0_encoder(source, saturate, round_mode):
-    """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
-    FLOAT64) to FLOAT8E8M0.
-
-    The power of two is read off the exponent field, moved up one for "up"
-    when any mantissa bit is set and for "nearest" when the mantissa is at
-    least one half.  Subnormal float32 sources are first normalised exactly
-    (``(1 + m * 2**-23) - 1``) since their exponent field says nothing.
-    """
-    if round_mode not in ROUND_MODES:
-        raise ValueError(f"round_mode must be one of {ROUND_MODES}, not {round_mode!r}")
-    uint, real, from_bits = source_arithmetic(source)
-    target = formats.FLOAT8E8M0
-    up, nearest = round_mode == "up", round_mode == "nearest"
-    mant_bits = uint(source.mantissa_bits)
-    mant_mask = uint((1 << source.mantissa_bits) - 1)
-    half = uint(1 << (source.mantissa_bits - 1))
-    mag_mask = uint(source.magnitude_mask)
-    src_inf = uint(source.inf_code)
-    nan = uint(target.quiet_nan_code)
-    low = uint(0 if saturate else target.quiet_nan_code)  # zero and values below 2**-127
-    high = uint(target.max_code if saturate else target.quiet_nan_code)  # infinity, values above 2**127
-    # Codes below zero wrap around to the upper half of the unsigned range.
-    offset = uint((target.bias - source.bias) % (1 << source.bits))
-    wrapped = uint(1 << (source.bits - 1))
-    max_code = uint(target.max_code)
-    # Source subnormals matter when they reach up to 2**-128 (FLOAT32's do, FLOAT64's don't).
-    normalise_subnormals = source.min_normal_exponent > -target.bias - 1
-    normal_min = uint(1 << source.mantissa_bits)
-    one = real(1.0)
-    one_bits = uint(one.view(uint))
-    subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
-
-    @_jit
-    def encode(bits):
-        a = uint(uint(bits) & mag_mask)
-        m = a
-        code_offset = offset
-        if normalise_subnormals and a < normal_min:
-            m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
-            code_offset = subnormal_offset
-        mantissa = uint(m & mant_mask)
-        k = uint(m >> mant_bits)  # biased exponent of the source
-        if up:
-            k = uint(k + uint(mantissa != 0))
-        elif nearest:
-            k = uint(k + uint(mantissa >= half))
-        code = uint(k + code_offset)
-        result = code
-        if code > max_code:
-            result = high
-        if (code >= wrapped) | (a == 0):
-            result = low
-        if a == src_inf:
-            result = high
-        if a > src_inf:
-            result = nan
-        return result
 
     return encode
 

@@ -265,11 +265,8 @@ def target_stage(kind, source_bits, conversion, part=None):
     def encoder(source):
         """``(encode, takes_r)``: rounds from float32 or float64 bits to a float
         target other than FLOAT and DOUBLE; ``encode(bits, r)`` when ``takes_r``."""
-        if target is FLOAT8E8M0:
-            if rounding in (rounding_modes.NEAREST_EVEN, rounding_modes.STOCHASTIC):  # no ONNX round_mode
-                encode = rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits, part)
-                return encode, True
-            return codecs.e8m0_encoder(source, conversion.saturate, conversion.round_mode), False
+        if target is FLOAT8E8M0:  # ONNX's round_mode is one of the roundings (Conversion.make)
+            return rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits, part), True
         if directed or is_custom(target):
             encode = rounding_modes.rounding_encoder(
                 source,

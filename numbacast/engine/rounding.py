@@ -10,8 +10,8 @@ and ``rule-stochastic-*``).
   with subnormals (signed or not, with or without infinities, any NaN
   encoding).  The ONNX default (ties to even into the built-in types) keeps
   its own faster encoder, :func:`numbacast.engine.codecs.float_encoder`.
-* :func:`e8m0_rounding_encoder` gives FLOAT8E8M0 the modes its ONNX
-  ``round_mode`` lacks (ties to even, stochastic).
+* :func:`e8m0_rounding_encoder` is FLOAT8E8M0's encoder in every mode; ONNX's
+  ``round_mode`` up, down and nearest are three of them (:data:`E8M0_ROUND_MODES`).
 * :func:`int_to_float64_rounded` converts a 64-bit integer to DOUBLE in a mode.
 * :func:`random64` is the counter-based generator of stochastic rounding: the
   random bits of element ``i`` are a hash of (seed, ``i``) only.
@@ -54,6 +54,9 @@ E8M0_ROUND_MODES = {
     "down": (TOWARD_ZERO, TOWARD_NEGATIVE),
     "nearest": (NEAREST_AWAY,),
 }
+
+#: The values of ONNX's ``round_mode`` (FLOAT8E8M0 targets), the default first.
+ROUND_MODES = tuple(E8M0_ROUND_MODES)
 
 #: Random bits per element when ``stochastic_bits`` is not given.
 FULL_BITS = 64
@@ -495,12 +498,17 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
 
 @functools.cache
 def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS, part=FULL):
-    """``encode(bits, r) -> code``: the bits of a ``source`` float to
-    FLOAT8E8M0 in ``rounding``, with the ONNX range rules of
-    :func:`numbacast.engine.codecs.e8m0_encoder` (whose ``round_mode`` up,
-    down and nearest are toward_positive, toward_zero and nearest_away on the
-    magnitude).  Ties to even go to the even code; stochastic rounding moves
-    ``2**k`` up with probability ``|x| / 2**k - 1``.  The ``part`` are those
+    """``encode(bits, r) -> code``: the bits of a ``source`` float (FLOAT32 or
+    FLOAT64) to FLOAT8E8M0 in ``rounding``, ignoring the sign.
+
+    The power of two ``2**k`` is read off the exponent field (a subnormal
+    float32 is first normalised exactly, ``(1 + m * 2**-23) - 1``) and moved
+    up one by the mode: toward_positive (ONNX's "up") when any mantissa bit is
+    set, nearest_away ("nearest") when the mantissa is at least one half, ties
+    to even when above one half or at one half with ``k`` odd, stochastic with
+    probability ``|x| / 2**k - 1``; toward_zero ("down") never.  Zero and
+    values below ``2**-127`` give the smallest code when saturating, else NaN;
+    infinity and values above ``2**127`` the largest code or NaN; NaN gives NaN.  The ``part`` are those
     of :func:`rounding_encoder`; :data:`CHECK` is never true (the step is fixed)."""
     if part == CHECK:
         return _no_check

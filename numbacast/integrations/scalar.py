@@ -52,7 +52,7 @@ from numba.extending import overload
 
 from ..api import cast
 from ..engine.checks import check_round_mode, check_saturate
-from ..engine.codecs import ROUND_MODES
+from ..engine.rounding import ROUND_MODES
 from ..engine.conversion import Conversion, kernel_dtype, scalar_converter
 from ..formats.registry import DOUBLE, FLOAT16, INT64, TYPES, resolve
 from .njit import NO_FLOAT16, _checked, _literal
