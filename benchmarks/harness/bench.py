@@ -228,47 +228,26 @@ def make_groups():
     at_most = "numbacast / {}"
     speedup = "{} / numbacast"
     return (
-        Group(
-            "to-narrow",
-            "FLOAT to narrow types, against a trivial kernel moving the same bytes; both into a reused output",
-            "trivial",
-            tuple((FLOAT, t) for t in NARROW),
-            Target("<=", 1.3),
-            at_most,
-            timed,
-            baselines.trivial_cast_into,
-            reuse_output=True,
-        ),
-        Group(
-            "from-narrow",
-            "narrow types to FLOAT, against a trivial kernel moving the same bytes; both into a reused output",
-            "trivial",
-            tuple((t, FLOAT) for t in NARROW),
-            Target("<=", 1.3),
-            at_most,
-            timed,
-            baselines.trivial_cast_into,
-            reuse_output=True,
-        ),
-        Group(
-            "to-narrow-fresh",
-            "FLOAT to narrow types, against the trivial kernel; both allocate a fresh output",
-            "trivial",
-            tuple((FLOAT, t) for t in NARROW),
-            Target("<=", 1.5),
-            at_most,
-            timed,
-            baselines.trivial_cast,
-        ),
-        Group(
-            "from-narrow-fresh",
-            "narrow types to FLOAT, against the trivial kernel; both allocate a fresh output",
-            "trivial",
-            tuple((t, FLOAT) for t in NARROW),
-            Target("<=", 1.5),
-            at_most,
-            timed,
-            baselines.trivial_cast,
+        *(
+            Group(
+                key + suffix,
+                f"{title}, against a trivial kernel moving the same bytes; {how}",
+                "trivial",
+                pairs,
+                Target("<=", limit),
+                at_most,
+                timed,
+                baseline,
+                reuse_output=not suffix,
+            )
+            for suffix, how, limit, baseline in (
+                ("", "both into a reused output", 1.3, baselines.trivial_cast_into),
+                ("-fresh", "both allocate a fresh output", 1.5, baselines.trivial_cast),
+            )
+            for key, title, pairs in (
+                ("to-narrow", "FLOAT to narrow types", tuple((FLOAT, t) for t in NARROW)),
+                ("from-narrow", "narrow types to FLOAT", tuple((t, FLOAT) for t in NARROW)),
+            )
         ),
         Group(
             "packed",
