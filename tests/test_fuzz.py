@@ -101,7 +101,9 @@ class Worker:
         return self.log.read().decode(errors="replace")[-2000:]
 
     def run(self, job):
-        if self.process is None or self.process.poll() is not None:
+        if self.process is not None and self.process.poll() is not None:
+            self._discard()
+        if self.process is None:
             self.start()
         self.examples += 1
         blob = pickle.dumps(job)
@@ -112,7 +114,7 @@ class Worker:
             reply = pickle.loads(self._read(int.from_bytes(head, "little")))
         except (BrokenPipeError, EOFError):
             status = self.process.wait()
-            self.process = None
+            self._discard()
             raise AssertionError(f"the worker died (status {status}) on {job!r}:\n{self.stderr_tail()}") from None
         assert reply.get("outcome") != "exception", f"{job!r} raised:\n{reply['traceback']}"
         return reply
@@ -124,7 +126,7 @@ class Worker:
             if not ready:
                 self.process.kill()
                 self.process.wait()
-                self.process = None
+                self._discard()
                 raise AssertionError(f"the worker hung for {self.TIMEOUT} s")
             chunk = os.read(self.process.stdout.fileno(), n - len(data))
             if not chunk:
@@ -132,10 +134,21 @@ class Worker:
             data += chunk
         return data
 
+    def _discard(self):
+        """Forget a finished process, closing its pipes (no file is left for the collector)."""
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except BrokenPipeError:
+                pass
+        self.process = None
+
     def close(self):
         if self.process is not None:
             self.process.stdin.close()
             self.process.wait()
+            self._discard()
+        self.log.close()
 
 
 @pytest.fixture(scope="module")

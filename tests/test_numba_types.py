@@ -147,9 +147,7 @@ def test_global_scalar_constant():
     assert scale(a, 1) == scale.py_func(a, 1) == ml_dtypes.bfloat16(2.5)
 
 
-@pytest.mark.parametrize(
-    "use", ["a[0] * 2", "np.float32(a[0])", "float(a[0])", "-a[0]", "bool(a[0])", "numbacast.cast(a, 'float')"]
-)
+@pytest.mark.parametrize("use", ["a[0] * 2", "np.float32(a[0])", "float(a[0])", "-a[0]", "bool(a[0])"])
 def test_an_ml_dtypes_type_numbacast_does_not_know_is_a_clear_compile_time_error(use):
     a = np.ones(3, ml_dtypes.float8_e3m4)
     assert _identity(a).dtype == a.dtype  # its arrays pass through unchanged
@@ -159,6 +157,13 @@ def test_an_ml_dtypes_type_numbacast_does_not_know_is_a_clear_compile_time_error
     message = str(error.value)
     assert "float8_e3m4" in message
     assert "a.astype(np.float32)" in message or "unsupported dtype float8_e3m4; accepted:" in message
+
+
+def test_cast_takes_the_arrays_of_the_ml_dtypes_formats_onnx_lacks():
+    """Rule: docs/rules.md#rule-user-formats"""
+    a = np.array([0.3, -1.7, 15.5, 100.0], ml_dtypes.float8_e3m4)
+    to_float = njit(lambda a: numbacast.cast(a, "float"))
+    assert to_float(a).tolist() == numbacast.cast(a, "float").tolist() == a.astype(np.float32).tolist()
 
 
 def test_ufuncs_on_whole_arrays_are_refused_with_what_to_do():

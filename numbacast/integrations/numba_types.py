@@ -25,7 +25,7 @@ those codes, with no copy on the way in or out:
 The other ml_dtypes dtypes, which are no ONNX type (``float8_e3m4``,
 ``int1`` ...), are :class:`ForeignElement`: their arrays pass through compiled
 code unchanged, and any use of an element is a compile-time error that says
-what to do instead.
+what to do instead (``numbacast.cast`` takes the arrays of those it names).
 
 What the elements' values are, how values are stored into them and which
 operators they support is :mod:`numbacast.integrations.elements`.
