@@ -3,6 +3,7 @@ numbacast`` loads only the runtime, and the kernel cache is keyed on the
 compiled layers only."""
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
@@ -129,7 +130,7 @@ def test_import_numbacast_does_not_import_numba():
     assert out.strip() == "[]"
 
 
-def test_njit_code_can_call_cast_whichever_is_imported_first():
+def test_njit_code_can_call_cast_whichever_is_imported_first(tmp_path):
     for order in ("import numbacast\nfrom numba import njit", "from numba import njit\nimport numbacast"):
         code = order + textwrap.dedent("""
             import numpy as np
@@ -140,8 +141,10 @@ def test_njit_code_can_call_cast_whichever_is_imported_first():
 
             print(f(np.array([1.0, -2.0], np.float32)).view(np.uint8).tolist())
         """)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-        assert out.strip() == "[56, 192]", order
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, f"{order}:\n{done.stderr[-3000:]}"
+        assert done.stdout.strip() == "[56, 192]", order
 
 
 def test_tooling_is_not_installed_with_the_package():

@@ -10,8 +10,7 @@ import sys
 import numpy as np
 
 from ..formats.registry import FLOAT8E8M0, resolve
-from .rounding import ROUND_MODES
-from .rounding import E8M0_ROUND_MODES, FULL_BITS, ROUNDINGS, STOCHASTIC
+from .rounding import E8M0_ROUND_MODES, FULL_BITS, ROUND_MODES, ROUNDINGS, STOCHASTIC
 
 
 def check_saturate(saturate):

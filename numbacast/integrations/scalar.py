@@ -52,8 +52,8 @@ from numba.extending import overload
 
 from ..api import cast
 from ..engine.checks import check_round_mode, check_saturate
-from ..engine.rounding import ROUND_MODES
 from ..engine.conversion import Conversion, kernel_dtype, scalar_converter
+from ..engine.rounding import ROUND_MODES
 from ..formats.registry import DOUBLE, FLOAT16, INT64, TYPES, resolve
 from .njit import NO_FLOAT16, _checked, _literal
 from .numba_types import Element, as_dtype, code_of, element_of
