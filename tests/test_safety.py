@@ -270,14 +270,14 @@ FORK_PROBE = """
     except ValueError as error:  # the threading layer asked for is not available
         print(json.dumps({"skip": str(error)}))
         raise SystemExit
-    numbacast.cast(np.array(["1.5", "2"]), "float")  # a text kernel too
+    numbacast.cast(np.array([1.5, 2.0]), "string")  # a text kernel too
 
     def job(i, small=False):
         n, n_texts = (16, 16) if small else (x.size, kernels.PARALLEL_MIN)
         same = np.array_equal(numbacast.cast(x[:n], "float8e4m3fn").view(np.uint8), expected[:n])
-        texts = numbacast.cast(np.array(["1.5"] * n_texts), "float8e4m3fn").view(np.uint8)
+        texts = numbacast.cast(np.full(n_texts, 1.5, np.float32), "string")
         packed = numbacast.cast(x[:n], "int4", packed=True)
-        return bool(same and (texts == 0x3C).all() and packed.size == n // 2), kernels._ProcessState.serial_only
+        return bool(same and (texts == "1.5").all() and packed.size == n // 2), kernels._ProcessState.serial_only
 
     job(0, small=True)  # the serial loops the children take, compiled here once rather than in each child
 
