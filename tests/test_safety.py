@@ -126,7 +126,9 @@ def test_kernel_key_distinguishes_every_type_numba_compiles_for():
 def test_launch_refuses_arrays_that_are_not_flat():
     matrix = np.matrix(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="1-D C-contiguous"):
-        kernels.launch(np.zeros(6), matrix.reshape(-1), Conversion.make(numbacast.DOUBLE, numbacast.DOUBLE), None)
+        kernels.launch(
+            np.zeros(6), matrix.reshape(-1), Conversion.make(numbacast.DOUBLE, numbacast.DOUBLE), kernels.NO_TABLE
+        )
 
 
 def test_every_kind_of_input_and_out_matches_the_oracle(tmp_path):

@@ -73,9 +73,9 @@ def run(conversion, array, out=None):
         result = out = np.empty(array.shape, conversion.target.storage)
     else:
         result, out = out, out.view(np.ndarray)
-    if not out.flags.c_contiguous or np.may_share_memory(out, array):
-        out[...] = run(conversion, array)
-        return result
+        if not out.flags.c_contiguous or np.may_share_memory(out, array):
+            out[...] = run(conversion, array)
+            return result
     src = np.ascontiguousarray(array).reshape(-1)
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     src, step, lookup = kernel_arguments(conversion, src)

@@ -65,6 +65,8 @@ def check_stochastic(rounding, seed, stochastic_bits, random_bits):
     integer from 1 to 64 or None (64, or the width of ``random_bits``'s dtype);
     ``seed`` and ``random_bits`` exclude each other."""
     if rounding != STOCHASTIC:
+        if seed is None and stochastic_bits is None and random_bits is None:
+            return None, None
         given = [
             name
             for name, v in (("seed", seed), ("stochastic_bits", stochastic_bits), ("random_bits", random_bits))

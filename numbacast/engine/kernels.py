@@ -126,12 +126,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+#: The bits of ``ndarray.flags.num`` that Numba's type of an array depends on:
+#: C_CONTIGUOUS and F_CONTIGUOUS (its layout), ALIGNED and WRITEABLE.
+_TYPED_FLAGS = 0x0001 | 0x0002 | 0x0100 | 0x0400
+
+
 def _array_key(a):
-    """What Numba's type of the array ``a`` depends on: dtype, dimensions,
-    layout (as ``numba.typeof`` decides it), writeable and aligned."""
-    flags = a.flags
-    layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-    return (a.dtype, a.ndim, layout, flags.writeable, flags.aligned)
+    """What Numba's type of the array ``a`` depends on: dtype, dimensions, and
+    the flags that give its layout (as ``numba.typeof`` decides it), whether
+    it is writeable and whether it is aligned."""
+    return (a.dtype, a.ndim, a.flags.num & _TYPED_FLAGS)
 
 
 def _signature_key(src, dst, conversion, table):
@@ -145,6 +149,9 @@ def _entry_point(kernel, src, dst, conversion, table):
     key = (kernel, *_signature_key(src, dst, conversion, table))
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
+        if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+            # checked here only: a key that is found says the same of its arrays
+            raise ValueError(f"launch() takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
         signature = tuple(typeof(arg) for arg in (src, dst, conversion, table))
         with interrupts_deferred():
             kernel.compile(signature)  # or load it from the disk cache
@@ -192,8 +199,8 @@ def launch(src, dst, conversion, table, parallel=True):
     ``parallel`` False) do not wait.  Each of the two loops is compiled (or
     loaded) on its first use.  In a process forked after a parallel kernel ran
     under a fork-unsafe threading layer every run is serial."""
-    if src.ndim != 1 or dst.ndim != 1 or src.size != dst.size or not src.flags.c_contiguous & dst.flags.c_contiguous:
-        raise ValueError(f"launch() takes 1-D C-contiguous arrays of one size, not {src.shape} and {dst.shape}")
+    if src.size != dst.size:
+        raise ValueError(f"launch() takes arrays of one size, not {src.shape} and {dst.shape}")
     if src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only:
         _entry_point(serial_kernel, src, dst, conversion, table)(src, dst, conversion, table)
         return

@@ -166,6 +166,8 @@ def resolve(spec: TypeLike) -> AnyType:
     """
     if isinstance(spec, (OnnxType, custom.FloatType)):
         return spec
+    if type(spec) is str and spec in BY_NAME:  # the common case first
+        return BY_NAME[spec]
     if isinstance(spec, f.FloatFormat):
         return custom.float_type(spec)
     if isinstance(spec, np.dtype) and spec in BY_DTYPE:
