@@ -1,0 +1,329 @@
+"""Block-scaled quantisation kernels: one fused pass per block, parallel over blocks.
+
+:func:`quantize_blocks` quantises a 2-D C-contiguous array along its last
+axis, cut into blocks of ``block_size`` (the last one shorter when the length
+is not a multiple): for each block, in one task of a ``prange`` loop, the
+largest magnitude (read once, the block then sits in cache), the scale from
+it, and every element scaled and rounded.  :func:`dequantize_blocks` goes back.
+
+Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
+FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,
+and every element is a cast to its element type, both through the
+:class:`~numbacast.engine.conversion.Conversion` of the engine (the same
+generated encoders and rounding modes as :func:`numbacast.cast`).  The rules
+are in docs/rules.md (``rule-mx-*``).
+
+Scale rules (``SCALE_RULES``; ``emax`` the exponent of the element's largest
+power of two, ``max`` its largest value, ``m`` its mantissa bits):
+
+* ``floor``: ``2**(floor(log2 amax) - emax)``, the cast to FLOAT8E8M0 rounding
+  down of ``amax * 2**-emax``;
+* ``ceil``: ``2**(ceil(log2 amax) - emax)``, the same cast rounding up;
+* ``even``: ``floor`` of ``amax`` first rounded to ``m`` mantissa bits (ties
+  to even, into the next binade when it carries);
+* ``rceil``: ``2**ceil(log2(amax / max))``, the smallest power of two by which
+  ``max`` reaches ``amax`` (checked exactly).
+
+The FLOAT8E8M0 cast saturates: a scale below ``2**-127`` (and ``amax`` = 0)
+is ``2**-127``, one above ``2**127`` (and an infinite ``amax``) is ``2**127``;
+a NaN ``amax`` gives the NaN scale, and every element of such a block is the
+element type's encoding of NaN.
+"""
+
+import functools
+
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
+from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
+from .bits import float32_from_bits, float64_from_bits, float_bits
+from .cache import cached_njit, serial_version
+from .conversion import Conversion, ConversionType, convert, kernel_dtype
+from .kernels import split_run
+from .rounding import random64
+from .stochastic import convert_random
+
+FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
+
+#: The values of ``scale_rule=``, the default first.
+SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
+
+#: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
+E8M0_LOW, E8M0_HIGH = 0, 254
+
+
+@functools.cache
+def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=None, stochastic_bits=None):
+    """The cast of a scaled value (FLOAT, or DOUBLE when ``wide`` -- and always
+    for NVFP4, whose elements are divided by their scale) to ``fmt``'s
+    element grid."""
+    source = DOUBLE if wide or fmt.tensor_scale else FLOAT
+    return Conversion.make(source, fmt.grid, saturate, rounding=rounding, stochastic_bits=stochastic_bits)
+
+
+@functools.cache
+def scale_conversion(fmt: BlockFormat, rule: str):
+    """The cast that makes a scale: DOUBLE to FLOAT8E8M0 rounding down
+    (``floor`` and ``even``) or up (``ceil`` and ``rceil``), saturating; for
+    NVFP4, DOUBLE to FLOAT8E4M3FN (ties to even, saturating)."""
+    if fmt.tensor_scale:
+        return Conversion.make(DOUBLE, fmt.scale, True)
+    return Conversion.make(DOUBLE, FLOAT8E8M0, True, "down" if rule in (FLOOR, EVEN) else "up")
+
+
+@functools.cache
+def decoding(t: OnnxType):
+    """The cast of ``t``'s codes to DOUBLE (exact)."""
+    return Conversion.make(t, DOUBLE)
+
+
+def scaled(x, divisor, conversion, block):
+    """``x`` over its block's scale ``divisor``, in the element conversion's
+    source type; a NaN scale gives NaN (``@njit`` only)."""
+    raise TypeError("scaled() is for @njit code")
+
+
+@overload(scaled, jit_options={"nogil": True})
+def _overload_scaled(x, divisor, conversion, block):
+    if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
+        return None
+    c = conversion.conversion
+    real = np.float64 if c.source is DOUBLE else np.float32
+    nan = real(np.nan)
+    if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's scale times the tensor's
+        return lambda x, divisor, conversion, block: np.float64(x) / divisor
+    if c.rounding in ("nearest_even", "nearest_away"):
+        return lambda x, divisor, conversion, block: nan if divisor != divisor else real(x) * real(1.0 / divisor)
+    tiny = real(np.finfo(real).smallest_subnormal)
+
+    def multiply_keeping_nonzero(x, divisor, conversion, block):
+        # A product that underflows to 0 is below the target's smallest step,
+        # where every non-zero value rounds alike, in the directed modes too.
+        v = real(x) * real(1.0 / divisor)
+        if v == 0 and x != 0:
+            v = tiny if x > 0 else -tiny
+        return nan if divisor != divisor else v
+
+    return multiply_keeping_nonzero
+
+
+def encode_element(v, conversion, key, index):
+    """The grid code of the scaled value ``v`` (``@njit`` only): stochastic
+    conversions draw the random number of element ``index`` of ``key``."""
+    raise TypeError("encode_element() is for @njit code")
+
+
+@overload(encode_element, jit_options={"nogil": True})
+def _overload_encode_element(v, conversion, key, index):
+    if not isinstance(conversion, ConversionType):
+        return None
+    if conversion.conversion.stochastic:
+        drop = np.uint64(64 - conversion.conversion.stochastic_bits)
+        return lambda v, conversion, key, index: convert_random(v, conversion, random64(key, index) >> drop)
+    return lambda v, conversion, key, index: convert(v, conversion)
+
+
+def store_element(code, conversion):
+    """The stored element of a grid code: itself, or for MXINT8 the int8 of
+    its sign and magnitude, clamped to -128 .. 127 (``@njit`` only)."""
+    raise TypeError("store_element() is for @njit code")
+
+
+@overload(store_element, jit_options={"nogil": True})
+def _overload_store_element(code, conversion):
+    if not isinstance(conversion, ConversionType):
+        return None
+    grid = conversion.conversion.target.format
+    if grid.bits <= 8:
+        return lambda code, conversion: np.uint8(code)
+    sign_shift, mask = np.uint32(grid.sign_shift), np.uint32(grid.magnitude_mask)
+    top_positive, top_negative = np.int32(127), np.int32(128)
+
+    def to_int8(code, conversion):
+        magnitude = np.int32(np.uint32(code) & mask)
+        if (np.uint32(code) >> sign_shift) != 0:
+            return np.int8(-min(magnitude, top_negative))
+        return np.int8(min(magnitude, top_positive))
+
+    return to_int8
+
+
+def block_amax(line, start, end):
+    """The largest magnitude of ``line[start:end]`` as a float64, NaN when one
+    is NaN (``@njit`` only).  The magnitude bits order like the magnitudes,
+    with the NaNs above infinity: an integer maximum, which vectorises."""
+    raise TypeError("block_amax() is for @njit code")
+
+
+@overload(block_amax, jit_options={"nogil": True})
+def _overload_block_amax(line, start, end):
+    wide = line.dtype == types.float64
+    uint, from_bits = (np.uint64, float64_from_bits) if wide else (np.uint32, float32_from_bits)
+    mask = uint(0x7FFFFFFFFFFFFFFF if wide else 0x7FFFFFFF)
+
+    def amax(line, start, end):
+        top = uint(0)
+        for j in range(start, end):
+            top = max(top, uint(float_bits(line[j]) & mask))
+        return np.float64(from_bits(top))
+
+    return amax
+
+
+def block_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+    """``(code, scale)``: the scale code of a block whose largest magnitude is
+    ``amax`` and the value its elements are divided by, a float64 (times
+    ``tensor_scale`` for NVFP4; infinite when that is 0, so the elements are
+    zeros), by the scale rule ``rule`` (its index in :data:`SCALE_RULES`).
+    ``@njit`` only."""
+    raise TypeError("block_scale() is for @njit code")
+
+
+@overload(block_scale, jit_options={"nogil": True})
+def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+    if not isinstance(block, ConversionType):
+        return None
+    decode = decoding(block.conversion.target)
+    if block.conversion.target is not FLOAT8E8M0:
+
+        def nvfp4_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+            code = np.uint8(convert(amax / (largest * tensor_scale), block))
+            scale = convert(code, decode) * tensor_scale
+            return code, np.inf if scale == 0 else scale
+
+        return nvfp4_scale
+    one = np.uint64(1)
+    exponent_field = np.uint64(0x7FF0000000000000)
+    low, high = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH)
+    even, rceil = SCALE_RULES.index(EVEN), SCALE_RULES.index(RCEIL)
+
+    def mx_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+        value = amax * 2.0**-emax
+        if rule == even and amax < np.inf:  # amax rounded to the element's precision first
+            value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
+        if rule == rceil:
+            value = amax / largest
+        code = np.uint8(convert(value, block))
+        if rule == rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
+            if code < high and largest * convert(code, decode) < amax:
+                code = np.uint8(code + one)
+            if code > low and largest * convert(np.uint8(code - one), decode) >= amax:
+                code = np.uint8(code - one)
+        return code, convert(code, decode)
+
+    return mx_scale
+
+
+@cached_njit(nogil=True)
+def _quantize_block(t, src, elements, scales, block, conversion, rule, params, key):
+    """Block ``t`` (in C order over rows and blocks) of :func:`quantize_kernel`."""
+    block_size, emax, largest, half_step, tensor_scale = params
+    n = src.shape[1]
+    row, b = divmod(t, scales.shape[1])
+    start = b * block_size
+    end = min(start + block_size, n)
+    line, out = src[row], elements[row]
+    code, scale = block_scale(block_amax(line, start, end), block, rule, emax, largest, half_step, tensor_scale)
+    scales[row, b] = code
+    base = np.uint64(row * n)
+    for j in range(start, end):
+        v = scaled(line[j], scale, conversion, block)
+        out[j] = store_element(encode_element(v, conversion, key, base + np.uint64(j)), conversion)
+
+
+@cached_njit(parallel=True, nogil=True)
+def quantize_kernel(src, elements, scales, block, conversion, rule, params, key):
+    """:func:`_quantize_block` for every block, parallel over blocks: ``src``
+    a 2-D C-contiguous float32 or float64 array, ``elements`` its codes
+    (uint8, int8 for MXINT8), ``scales`` the scale codes (uint8, one per block
+    of each row), ``block`` the scale's conversion and ``conversion`` the
+    elements', ``params`` = ``(block_size, emax, largest, half_step,
+    tensor_scale)``, ``key`` the key of stochastic rounding."""
+    for t in prange(scales.size):
+        _quantize_block(t, src, elements, scales, block, conversion, rule, params, key)
+
+
+@cached_njit(nogil=True)
+def _dequantize_block(t, elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """Block ``t`` of :func:`dequantize_kernel`."""
+    n = elements.shape[1]
+    row, b = divmod(t, scales.shape[1])
+    start = b * block_size
+    end = min(start + block_size, n)
+    scale = convert(scales[row, b], scale_decode) * unit
+    line, result = elements[row], out[row]
+    for j in range(start, end):
+        result[j] = convert(convert(line[j], element_decode) * scale, output)
+
+
+@cached_njit(parallel=True, nogil=True)
+def dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """Every element times its block's scale times ``unit`` (the tensor scale
+    of NVFP4, ``2**-6`` for MXINT8, else 1), exact in float64, then cast by
+    ``output`` into ``out``; parallel over blocks."""
+    for t in prange(scales.size):
+        _dequantize_block(t, elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+
+
+@cached_njit(parallel=True, nogil=True)
+def amax_kernel(flat, chunk):
+    """The largest magnitude of a flat float32 or float64 array (NaN when one
+    is NaN), parallel over chunks of ``chunk`` elements."""
+    count = (flat.size + chunk - 1) // chunk
+    tops = np.zeros(max(count, 1))
+    for c in prange(count):
+        tops[c] = block_amax(flat, c * chunk, min((c + 1) * chunk, flat.size))
+    top = 0.0
+    for c in range(count):
+        top = top if tops[c] <= top else tops[c]
+    return top
+
+
+#: Elements per task of :func:`amax_kernel`.
+AMAX_CHUNK = 1 << 16
+
+
+def _kernels(parallel):
+    return serial_version(parallel), parallel
+
+
+def tensor_amax(flat):
+    """The largest magnitude of the flat float array ``flat`` (NaN when one is NaN)."""
+    return float(split_run(_kernels(amax_kernel), flat.size, flat, np.int64(AMAX_CHUNK)))
+
+
+def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
+    """``(elements, scales)`` of the 2-D C-contiguous float32 or float64 array
+    ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
+    rows, n = src.shape
+    elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
+    scales = np.empty((rows, -(-n // block_size)), np.uint8)
+    half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
+    params = (np.int64(block_size), np.int64(fmt.emax), float(fmt.largest), half_step, float(tensor_scale))
+    block = scale_conversion(fmt, rule)
+    args = (src, elements, scales, block, conversion, np.int64(SCALE_RULES.index(rule)), params, np.uint64(key))
+    split_run(_kernels(quantize_kernel), src.size, *args)
+    return elements, scales
+
+
+def dequantize_blocks(elements, scales, fmt: BlockFormat, block_size, output: OnnxType, tensor_scale=1.0):
+    """The values of 2-D ``elements`` (codes, C-contiguous) with their
+    ``scales`` (codes, one per block of each row), cast to the float type
+    ``output``: an array of its storage dtype."""
+    out = np.empty(elements.shape, output.storage)
+    unit = float(tensor_scale) * (2.0**MXINT8_EXPONENT if fmt.integer_elements else 1.0)
+    element_decode = decoding(INT8 if fmt.integer_elements else fmt.element)
+    args = (
+        elements.view(kernel_dtype(INT8 if fmt.integer_elements else fmt.element)),
+        scales,
+        out.view(kernel_dtype(output)),
+        decoding(fmt.scale),
+        element_decode,
+        Conversion.make(DOUBLE, output),
+        np.int64(block_size),
+        unit,
+    )
+    split_run(_kernels(dequantize_kernel), elements.size, *args)
+    return out
