@@ -18,7 +18,8 @@ power of two, ``max`` its largest value, ``m`` its mantissa bits):
 
 * ``floor``: ``2**(floor(log2 amax) - emax)``, the cast to FLOAT8E8M0 rounding
   down of ``amax * 2**-emax``;
-* ``ceil``: ``2**(ceil(log2 amax) - emax)``, the same cast rounding up;
+* ``ceil``: ``2**(ceil(log2 amax) - emax)``, one code up unless ``amax`` is a
+  power of two;
 * ``even``: ``floor`` of ``amax`` first rounded to ``m`` mantissa bits (ties
   to even, into the next binade when it carries);
 * ``rceil``: ``2**ceil(log2(amax / max))``, the smallest power of two by which
@@ -64,13 +65,13 @@ def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=Non
 
 
 @functools.cache
-def scale_conversion(fmt: BlockFormat, rule: str):
-    """The cast that makes a scale: DOUBLE to FLOAT8E8M0 rounding down
-    (``floor`` and ``even``) or up (``ceil`` and ``rceil``), saturating; for
-    NVFP4, DOUBLE to FLOAT8E4M3FN (ties to even, saturating)."""
+def scale_conversion(fmt: BlockFormat):
+    """The cast that makes a scale: DOUBLE to FLOAT8E8M0 rounding down,
+    saturating (every MX scale rule starts from it); for NVFP4, DOUBLE to
+    FLOAT8E4M3FN (ties to even, saturating)."""
     if fmt.tensor_scale:
         return Conversion.make(DOUBLE, fmt.scale, True)
-    return Conversion.make(DOUBLE, FLOAT8E8M0, True, "down" if rule in (FLOOR, EVEN) else "up")
+    return Conversion.make(DOUBLE, FLOAT8E8M0, True, "down")
 
 
 @functools.cache
@@ -194,10 +195,12 @@ def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_sc
             return code, np.inf if scale == 0 else scale
 
         return nvfp4_scale
-    one = np.uint64(1)
+    one = np.uint8(1)
     exponent_field = np.uint64(0x7FF0000000000000)
+    mantissa_field = np.uint64((1 << 52) - 1)
     low, high = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH)
-    even, rceil = SCALE_RULES.index(EVEN), SCALE_RULES.index(RCEIL)
+    smallest = 2.0 ** (E8M0_LOW - 127)
+    ceil, even, rceil = (SCALE_RULES.index(rule) for rule in (CEIL, EVEN, RCEIL))
 
     def mx_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
         value = amax * 2.0**-emax
@@ -205,10 +208,13 @@ def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_sc
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
         if rule == rceil:
             value = amax / largest
-        code = np.uint8(convert(value, block))
+        code = np.uint8(convert(value, block))  # 2**floor(log2 value), within the range
+        if rule == ceil and code < high and value >= smallest and (float_bits(value) & mantissa_field) != 0:
+            code = np.uint8(code + one)
         if rule == rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
-            if code < high and largest * convert(code, decode) < amax:
-                code = np.uint8(code + one)
+            for _ in range(2):
+                if code < high and largest * convert(code, decode) < amax:
+                    code = np.uint8(code + one)
             if code > low and largest * convert(np.uint8(code - one), decode) >= amax:
                 code = np.uint8(code - one)
         return code, convert(code, decode)
@@ -302,7 +308,7 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
     half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
     params = (np.int64(block_size), np.int64(fmt.emax), float(fmt.largest), half_step, float(tensor_scale))
-    block = scale_conversion(fmt, rule)
+    block = scale_conversion(fmt)
     args = (src, elements, scales, block, conversion, np.int64(SCALE_RULES.index(rule)), params, np.uint64(key))
     split_run(_kernels(quantize_kernel), src.size, *args)
     return elements, scales
