@@ -17,15 +17,15 @@ of the ONNX ``DequantizeLinear`` operator (opset 24 and later).
 
 from __future__ import annotations
 
+import math
 import secrets
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from .api import runtime
-from .formats.blocks import BLOCK_FORMATS, BlockFormat, block_format
+from .api import cast, runtime
+from .formats.blocks import BLOCK_FORMATS, MXINT8_EXPONENT, block_format
 from .formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT16, resolve
 
 #: The names of the block formats.
@@ -35,32 +35,23 @@ FORMATS = tuple(BLOCK_FORMATS)
 DEQUANTIZED_TYPES = (FLOAT, DOUBLE, FLOAT16, BFLOAT16)
 
 
-@dataclass(frozen=True, eq=False)
-class Quantized:
-    """A tensor in a block format.
+class Quantized(NamedTuple):
+    """A tensor in a block format (a named tuple, so that ``@njit`` code
+    passes it around too).
 
     ``elements`` has the shape of the quantised tensor (the ml_dtypes dtype
     of the element type, int8 codes worth ``code * 2**-6`` for MXINT8);
     ``scales`` has that shape with ``axis`` cut to ``ceil(n / block_size)``
-    (float8_e8m0fnu for MX, float8_e4m3fn for NVFP4); ``tensor_scale`` is the
-    float32 per-tensor scale of NVFP4 (1.0 for MX)."""
+    (float8_e8m0fnu for MX, float8_e4m3fn for NVFP4); ``format`` is the
+    format's name and ``tensor_scale`` the float32 per-tensor scale of
+    NVFP4 (1.0 for MX)."""
 
     elements: np.ndarray
     scales: np.ndarray
     axis: int
     block_size: int
     format: str
-    tensor_scale: np.float32 = field(default_factory=lambda: np.float32(1.0))
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.elements.shape
-
-    def __repr__(self):
-        return (
-            f"Quantized(format={self.format!r}, shape={self.shape}, axis={self.axis}, "
-            f"block_size={self.block_size}, tensor_scale={float(self.tensor_scale)!r})"
-        )
+    tensor_scale: np.float32 = np.float32(1.0)
 
 
 def _check_axis(axis, ndim):
@@ -257,3 +248,113 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
     scale_codes = _moved(scales.view(np.uint8), axis)
     values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, np.float32(q.tensor_scale))
     return _restored(values, elements.shape, axis)
+
+
+
+def _element_dtype(fmt):
+    return np.dtype(np.int8) if fmt.integer_elements else fmt.element.storage
+
+
+def to_packed(q: Quantized) -> tuple[np.ndarray, np.ndarray]:
+    """``(elements, scales)``: the wire bytes of ``q``, each a flat uint8
+    array in C order -- the elements packed as :func:`numbacast.pack` packs
+    their type (two float4 per byte, four float6 per three bytes; the 8-bit
+    types one per byte), the scales one byte each.  The tensor scale of
+    NVFP4, the shape, axis and block size travel beside them
+    (docs/rules.md#rule-mx-wire-layout)."""
+    fmt, elements, scales, _, _ = _check_quantized(q)
+    if fmt.element_bits < 8:
+        packed = runtime().pack(elements)
+    else:
+        packed = np.ascontiguousarray(elements).reshape(-1).view(np.uint8).copy()
+    return packed, np.ascontiguousarray(scales).reshape(-1).view(np.uint8).copy()
+
+
+def _bytes(data, count, what):
+    """``data`` (bytes-like or a uint8 array) as ``count`` bytes, checked."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        codes = np.frombuffer(data, np.uint8)
+    elif isinstance(data, np.ndarray) and data.dtype == np.uint8:
+        codes = np.ascontiguousarray(data).reshape(-1)
+    else:
+        raise TypeError(f"packed {what} must be bytes or a uint8 array, not {type(data).__name__}")
+    if codes.size != count:
+        raise ValueError(f"packed {what} of this shape take {count} bytes, not {codes.size}")
+    return codes.copy()
+
+
+def from_packed(
+    elements: Any,
+    scales: Any,
+    shape: int | tuple[int, ...],
+    fmt: str,
+    axis: int = -1,
+    block_size: int | None = None,
+    tensor_scale: float = 1.0,
+) -> Quantized:
+    """The :class:`Quantized` of the wire bytes of :func:`to_packed`: a
+    tensor of ``shape`` in ``fmt`` cut along ``axis`` into blocks of
+    ``block_size`` (default the format's), with the ``tensor_scale`` of NVFP4.
+    ValueError when a byte count does not match the shape."""
+    fmt = block_format(fmt)
+    dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    axis = _check_axis(axis, len(dims))
+    block_size = _check_block_size(block_size, fmt)
+    if not fmt.tensor_scale and tensor_scale != 1.0:
+        raise ValueError(f"tensor_scale is for nvfp4, not for {fmt.name}")
+    if fmt.element_bits < 8:
+        from .packing import unpack
+
+        values = unpack(elements, fmt.element, dims)
+    else:
+        values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(fmt)).reshape(dims)
+    scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
+    scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(fmt.scale.storage).reshape(scale_shape)
+    return Quantized(values, scale_values, axis, block_size, fmt.name, np.float32(tensor_scale))
+
+
+def to_dequantize_linear(q: Quantized) -> tuple[dict, dict, np.float32]:
+    """``(inputs, attributes, tensor_scale)`` for the ONNX ``DequantizeLinear``
+    operator (opset 24 and later, blocked): ``inputs`` = ``{"x": elements,
+    "x_scale": scales}``, ``attributes`` = ``{"axis": axis, "block_size":
+    block_size}``.  The MX formats' scales are FLOAT8E8M0; MXINT8's are
+    float32 (``scale * 2**-6``, exact, not always an E8M0 value); NVFP4's are
+    FLOAT8E4M3FN and its ``tensor_scale`` multiplies the operator's output
+    (one rounding: the element times the block scale is exact in float32).
+    Each dequantised value then equals :func:`dequantize`'s
+    (docs/rules.md#rule-mx-onnx)."""
+    fmt, elements, scales, axis, block_size = _check_quantized(q)
+    if fmt.integer_elements:
+        scales = (scales.astype(np.float64) * 2.0**MXINT8_EXPONENT).astype(np.float32)
+    inputs = {"x": elements, "x_scale": scales}
+    return inputs, {"axis": axis, "block_size": block_size}, np.float32(q.tensor_scale)
+
+
+#: The block format of each (element dtype, scale dtype) pair of DequantizeLinear inputs.
+_BY_DTYPES = {
+    (np.dtype(np.int8) if f.integer_elements else f.element.storage, np.dtype(np.float32) if f.integer_elements else f.scale.storage): f
+    for f in BLOCK_FORMATS.values()
+}
+
+
+def from_dequantize_linear(
+    x: np.ndarray, x_scale: np.ndarray, axis: int = 1, block_size: int = 0, tensor_scale: float = 1.0
+) -> Quantized:
+    """The :class:`Quantized` of blocked ``DequantizeLinear`` inputs as
+    :func:`to_dequantize_linear` gives them: the format from the dtypes of
+    ``x`` and ``x_scale`` (MXINT8's float32 scales must be powers of two
+    times ``2**-6`` in the E8M0 range).  ``axis`` and ``block_size`` are the
+    operator's attributes (``block_size`` must be positive)."""
+    x, x_scale = np.asarray(x), np.asarray(x_scale)
+    fmt = _BY_DTYPES.get((x.dtype, x_scale.dtype))
+    if fmt is None:
+        accepted = ", ".join(f"{f.name} ({e}, {s})" for (e, s), f in _BY_DTYPES.items())
+        raise ValueError(f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}")
+    if fmt.integer_elements:
+        exponents = np.log2(x_scale.astype(np.float64)) - MXINT8_EXPONENT
+        if not (np.all(np.isfinite(exponents) | np.isnan(x_scale)) and np.all(exponents[np.isfinite(exponents)] % 1 == 0)):
+            raise ValueError("mxint8 scales must be powers of two times 2**-6")
+        x_scale = cast(x_scale.astype(np.float64) * 2.0**-MXINT8_EXPONENT, "float8e8m0")
+    q = Quantized(x, x_scale, axis, block_size, fmt.name, np.float32(tensor_scale))
+    _check_quantized(q)
+    return Quantized(x, x_scale, _check_axis(axis, x.ndim), block_size, fmt.name, np.float32(tensor_scale))
