@@ -227,7 +227,7 @@ def _quantize_block(t, src, elements, scales, block, conversion, rule, params, k
     """Block ``t`` (in C order over rows and blocks) of :func:`quantize_kernel`."""
     block_size, emax, largest, half_step, tensor_scale = params
     n = src.shape[1]
-    row, b = divmod(t, scales.shape[1])
+    row, b = divmod(np.int64(t), scales.shape[1])
     start = b * block_size
     end = min(start + block_size, n)
     line, out = src[row], elements[row]
@@ -255,7 +255,7 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
 def _dequantize_block(t, elements, scales, out, scale_decode, element_decode, output, block_size, unit):
     """Block ``t`` of :func:`dequantize_kernel`."""
     n = elements.shape[1]
-    row, b = divmod(t, scales.shape[1])
+    row, b = divmod(np.int64(t), scales.shape[1])
     start = b * block_size
     end = min(start + block_size, n)
     scale = convert(scales[row, b], scale_decode) * unit
