@@ -141,8 +141,9 @@ def __dir__():
 
 
 def _register_with_numba():
-    """Teach Numba ``numbacast.cast`` inside ``@njit`` code (:mod:`numbacast.integrations.njit`)."""
-    from .integrations import njit  # noqa: F401
+    """Teach Numba ``numbacast.cast`` and ``numbacast.mx`` inside ``@njit`` code
+    (:mod:`numbacast.integrations.njit`, :mod:`numbacast.integrations.mx_njit`)."""
+    from .integrations import mx_njit, njit  # noqa: F401
 
 
 def _register_before_numba_compiles():

@@ -206,9 +206,7 @@ def _tensor_scale(src, given, blocks):
         if not (np.isfinite(value) and value > 0):
             raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
         return value
-    amax = blocks.tensor_amax(src.reshape(-1))
-    value = np.float32(amax / (448.0 * 6.0))
-    return value if np.isfinite(value) and value > 0 else np.float32(1.0)
+    return blocks.tensor_scale_of(src.reshape(-1))
 
 
 def _check_quantized(q):

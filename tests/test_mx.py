@@ -271,3 +271,32 @@ def test_bad_arguments_are_named():
         mx.dequantize(q._replace(format="mxfp8_e4m3"))
     with pytest.raises(ValueError, match="no block format has elements of float32"):
         mx.from_dequantize_linear(x, x)
+
+
+def test_quantize_and_dequantize_in_njit_code_give_the_python_bits():
+    """In @njit code, quantize (blocks along the last axis) and dequantize
+    run the kernels of the Python calls: the same elements, scales and
+    values; an axis that is not the last is a compile-time error saying so.
+    Rule: docs/rules.md#rule-mx-partial-block"""
+    from numba import njit
+    from numba.core.errors import TypingError
+
+    @njit
+    def roundtrip(x, size):
+        q = mx.quantize(x, "mxfp4_e2m1", block_size=size, scale_rule="rceil")
+        return q, mx.dequantize(q)
+
+    x = sample((3, 5, 70), 11)
+    q, values = roundtrip(x, 16)
+    expected = mx.quantize(x, "mxfp4_e2m1", block_size=16, scale_rule="rceil")
+    assert (q.axis, q.block_size, q.format) == (2, 16, "mxfp4_e2m1")
+    assert np.array_equal(codes(q.elements), codes(expected.elements))
+    assert np.array_equal(codes(q.scales), codes(expected.scales))
+    assert np.array_equal(values, mx.dequantize(expected)) and np.array_equal(mx.dequantize(q), values)
+
+    @njit
+    def along_first(x):
+        return mx.quantize(x, "mxfp4_e2m1", axis=0)
+
+    with pytest.raises(TypingError, match="along the last axis"):
+        along_first(x)

@@ -42,7 +42,7 @@ from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits
 from .cache import cached_njit, serial_version
 from .conversion import Conversion, ConversionType, convert, kernel_dtype
-from .kernels import split_run
+from .kernels import PARALLEL_MIN, split_run, take_turns
 from .rounding import random64
 from .stochastic import convert_random
 
@@ -290,14 +290,63 @@ def amax_kernel(flat, chunk):
 #: Elements per task of :func:`amax_kernel`.
 AMAX_CHUNK = 1 << 16
 
+#: ``(serial, parallel)`` compilations of each loop, for :func:`~numbacast.engine.kernels.split_run`.
+quantize_serial, dequantize_serial, amax_serial = map(serial_version, (quantize_kernel, dequantize_kernel, amax_kernel))
+QUANTIZE = (quantize_serial, quantize_kernel)
+DEQUANTIZE = (dequantize_serial, dequantize_kernel)
 
-def _kernels(parallel):
-    return serial_version(parallel), parallel
+
+@cached_njit(nogil=True)
+def nvfp4_tensor_scale(flat):
+    """NVFP4's default per-tensor scale of the flat float array ``flat``:
+    ``amax / (448 * 6)`` rounded to float32, 1.0 when that is not a positive
+    finite float32; the serial or parallel amax loop by the size."""
+    if flat.size < PARALLEL_MIN:
+        amax = amax_serial(flat, AMAX_CHUNK)
+    else:
+        amax = amax_kernel(flat, AMAX_CHUNK)
+    value = np.float32(amax / 2688.0)
+    if not (value > 0 and value < np.inf):
+        value = np.float32(1.0)
+    return value
 
 
-def tensor_amax(flat):
-    """The largest magnitude of the flat float array ``flat`` (NaN when one is NaN)."""
-    return float(split_run(_kernels(amax_kernel), flat.size, flat, np.int64(AMAX_CHUNK)))
+@cached_njit(nogil=True)
+def quantize_any(src, elements, scales, block, conversion, rule, params, key):
+    """:func:`quantize_kernel` or its serial twin by the size of ``src``, for ``@njit`` code."""
+    if src.size < PARALLEL_MIN:
+        quantize_serial(src, elements, scales, block, conversion, rule, params, key)
+    else:
+        quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
+
+
+@cached_njit(nogil=True)
+def dequantize_any(elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """:func:`dequantize_kernel` or its serial twin by the size, for ``@njit`` code."""
+    if elements.size < PARALLEL_MIN:
+        dequantize_serial(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+    else:
+        dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+
+
+def tensor_scale_of(flat):
+    """:func:`nvfp4_tensor_scale` from Python (taking turns with the other parallel kernels)."""
+    return np.float32(take_turns(nvfp4_tensor_scale, flat))
+
+
+def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
+    """``(rule, params)``, the run-time arguments of :func:`quantize_kernel`."""
+    half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
+    params = (np.int64(block_size), np.int64(fmt.emax), float(fmt.largest), half_step, float(tensor_scale))
+    return np.int64(SCALE_RULES.index(rule)), params
+
+
+def element_decoding(fmt: BlockFormat):
+    """``(decode, unit)``: the cast of the stored elements to DOUBLE, and the
+    power of two their values carry besides the scales (2**-6 for MXINT8)."""
+    if fmt.integer_elements:
+        return decoding(INT8), 2.0**MXINT8_EXPONENT
+    return decoding(fmt.element), 1.0
 
 
 def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
@@ -306,11 +355,9 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
-    half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
-    params = (np.int64(block_size), np.int64(fmt.emax), float(fmt.largest), half_step, float(tensor_scale))
-    block = scale_conversion(fmt)
-    args = (src, elements, scales, block, conversion, np.int64(SCALE_RULES.index(rule)), params, np.uint64(key))
-    split_run(_kernels(quantize_kernel), src.size, *args)
+    rule_index, params = quantize_parameters(fmt, block_size, rule, tensor_scale)
+    args = (src, elements, scales, scale_conversion(fmt), conversion, rule_index, params, np.uint64(key))
+    split_run(QUANTIZE, src.size, *args)
     return elements, scales
 
 
@@ -319,17 +366,9 @@ def dequantize_blocks(elements, scales, fmt: BlockFormat, block_size, output: On
     ``scales`` (codes, one per block of each row), cast to the float type
     ``output``: an array of its storage dtype."""
     out = np.empty(elements.shape, output.storage)
-    unit = float(tensor_scale) * (2.0**MXINT8_EXPONENT if fmt.integer_elements else 1.0)
-    element_decode = decoding(INT8 if fmt.integer_elements else fmt.element)
-    args = (
-        elements.view(kernel_dtype(INT8 if fmt.integer_elements else fmt.element)),
-        scales,
-        out.view(kernel_dtype(output)),
-        decoding(fmt.scale),
-        element_decode,
-        Conversion.make(DOUBLE, output),
-        np.int64(block_size),
-        unit,
-    )
-    split_run(_kernels(dequantize_kernel), elements.size, *args)
+    element_decode, unit = element_decoding(fmt)
+    codes = elements.view(kernel_dtype(element_decode.source))
+    output_conversion = Conversion.make(DOUBLE, output)
+    args = (codes, scales, out.view(kernel_dtype(output)), decoding(fmt.scale), element_decode, output_conversion)
+    split_run(DEQUANTIZE, elements.size, *args, np.int64(block_size), unit * float(tensor_scale))
     return out
