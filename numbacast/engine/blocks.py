@@ -80,32 +80,65 @@ def decoding(t: OnnxType):
     return Conversion.make(t, DOUBLE)
 
 
-def scaled(x, divisor, conversion, block):
-    """``x`` over its block's scale ``divisor``, in the element conversion's
-    source type; a NaN scale gives NaN (``@njit`` only)."""
+def block_weight(scale, conversion, block):
+    """What the elements of a block of scale ``scale`` (a float64) are scaled
+    by, in the element conversion's source type: ``1 / scale`` (exact, a
+    power of two) for MX, ``scale`` itself (a divisor) for NVFP4 (``@njit`` only)."""
+    raise TypeError("block_weight() is for @njit code")
+
+
+def _real(conversion):
+    return np.float64 if conversion.conversion.source is DOUBLE else np.float32
+
+
+@overload(block_weight, jit_options={"nogil": True})
+def _overload_block_weight(scale, conversion, block):
+    if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
+        return None
+    if block.conversion.target is not FLOAT8E8M0:
+        return lambda scale, conversion, block: np.float64(scale)
+    real = _real(conversion)
+    return lambda scale, conversion, block: real(1.0 / scale)
+
+
+def new_weights(size, conversion):
+    """An empty array for ``size`` weights of :func:`block_weight` (``@njit`` only)."""
+    raise TypeError("new_weights() is for @njit code")
+
+
+@overload(new_weights, jit_options={"nogil": True})
+def _overload_new_weights(size, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda size, conversion: np.empty(size, real)
+
+
+def scaled(x, weight, conversion, block):
+    """``x`` scaled by its block's :func:`block_weight`, in the element
+    conversion's source type; a NaN scale gives +NaN (``@njit`` only)."""
     raise TypeError("scaled() is for @njit code")
 
 
 @overload(scaled, jit_options={"nogil": True})
-def _overload_scaled(x, divisor, conversion, block):
+def _overload_scaled(x, weight, conversion, block):
     if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
     c = conversion.conversion
-    real = np.float64 if c.source is DOUBLE else np.float32
+    real = _real(conversion)
     nan = real(np.nan)
     if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's scale times the tensor's
-        return lambda x, divisor, conversion, block: np.float64(x) / divisor
+        return lambda x, weight, conversion, block: nan if weight != weight else np.float64(x) / weight
     if c.rounding in ("nearest_even", "nearest_away"):
-        return lambda x, divisor, conversion, block: nan if divisor != divisor else real(x) * real(1.0 / divisor)
+        return lambda x, weight, conversion, block: nan if weight != weight else real(x) * weight
     tiny = real(np.finfo(real).smallest_subnormal)
 
-    def multiply_keeping_nonzero(x, divisor, conversion, block):
+    def multiply_keeping_nonzero(x, weight, conversion, block):
         # A product that underflows to 0 is below the target's smallest step,
         # where every non-zero value rounds alike, in the directed modes too.
-        v = real(x) * real(1.0 / divisor)
+        v = real(x) * weight
         if v == 0 and x != 0:
             v = tiny if x > 0 else -tiny
-        return nan if divisor != divisor else v
+        return nan if weight != weight else v
 
     return multiply_keeping_nonzero
 
@@ -151,23 +184,23 @@ def _overload_store_element(code, conversion):
     return to_int8
 
 
-def block_amax(line, start, end):
-    """The largest magnitude of ``line[start:end]`` as a float64, NaN when one
+def block_amax(values):
+    """The largest magnitude of the 1-D array ``values`` as a float64, NaN when one
     is NaN (``@njit`` only).  The magnitude bits order like the magnitudes,
     with the NaNs above infinity: an integer maximum, which vectorises."""
     raise TypeError("block_amax() is for @njit code")
 
 
 @overload(block_amax, jit_options={"nogil": True})
-def _overload_block_amax(line, start, end):
-    wide = line.dtype == types.float64
+def _overload_block_amax(values):
+    wide = values.dtype == types.float64
     uint, from_bits = (np.uint64, float64_from_bits) if wide else (np.uint32, float32_from_bits)
     mask = uint(0x7FFFFFFFFFFFFFFF if wide else 0x7FFFFFFF)
 
-    def amax(line, start, end):
+    def amax(values):
         top = uint(0)
-        for j in range(start, end):
-            top = max(top, uint(float_bits(line[j]) & mask))
+        for j in range(values.size):
+            top = max(top, uint(float_bits(values[j]) & mask))
         return np.float64(from_bits(top))
 
     return amax
@@ -222,55 +255,95 @@ def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_sc
     return mx_scale
 
 
+#: Elements per task of the parallel loops, at least: a task takes whole blocks
+#: of one line, so that the element loops are long enough to run in vector lanes.
+TASK_ELEMENTS = 512
+
+
 @cached_njit(nogil=True)
-def _quantize_block(t, src, elements, scales, block, conversion, rule, params, key):
-    """Block ``t`` (in C order over rows and blocks) of :func:`quantize_kernel`."""
+def _tasks(rows, n, block_size):
+    """``(blocks per task, tasks per row)`` of lines of ``n`` elements."""
+    group = max(1, TASK_ELEMENTS // block_size)
+    nb = (n + block_size - 1) // block_size
+    return group, (nb + group - 1) // group
+
+
+@cached_njit(nogil=True)
+def _task_span(t, per_row, group, nb, n, block_size):
+    """``(row, first block, end block, first element, end element)`` of task ``t``."""
+    row, k = divmod(np.int64(t), per_row)
+    b0 = k * group
+    b1 = min(b0 + group, nb)
+    return row, b0, b1, b0 * block_size, min(b1 * block_size, n)
+
+
+@cached_njit(nogil=True)
+def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
+    """Task ``t`` of :func:`quantize_kernel`: its blocks' scales and the
+    weight of each element, then every element scaled and rounded (over the
+    flat arrays, whose unit stride lets the element loop run in vector lanes)."""
     block_size, emax, largest, half_step, tensor_scale = params
-    n = src.shape[1]
-    row, b = divmod(np.int64(t), scales.shape[1])
-    start = b * block_size
-    end = min(start + block_size, n)
-    line, out = src[row], elements[row]
-    code, scale = block_scale(block_amax(line, start, end), block, rule, emax, largest, half_step, tensor_scale)
-    scales[row, b] = code
-    base = np.uint64(row * n)
-    for j in range(start, end):
-        v = scaled(line[j], scale, conversion, block)
-        out[j] = store_element(encode_element(v, conversion, key, base + np.uint64(j)), conversion)
+    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    offset = row * n
+    weights = new_weights(last - first, conversion)
+    for b in range(b0, b1):
+        start = offset + b * block_size
+        end = offset + min((b + 1) * block_size, n)
+        code, scale = block_scale(block_amax(src[start:end]), block, rule, emax, largest, half_step, tensor_scale)
+        scales[row, b] = code
+        weight = block_weight(scale, conversion, block)
+        for j in range(start - offset - first, end - offset - first):
+            weights[j] = weight
+    begin = offset + first
+    line, out = src[begin : offset + last], elements[begin : offset + last]
+    for k in range(line.size):  # from 0: the indices are known not to wrap around, the loads and stores are contiguous
+        v = scaled(line[k], weights[k], conversion, block)
+        out[k] = store_element(encode_element(v, conversion, key, np.uint64(begin + k)), conversion)
 
 
 @cached_njit(parallel=True, nogil=True)
 def quantize_kernel(src, elements, scales, block, conversion, rule, params, key):
-    """:func:`_quantize_block` for every block, parallel over blocks: ``src``
-    a 2-D C-contiguous float32 or float64 array, ``elements`` its codes
-    (uint8, int8 for MXINT8), ``scales`` the scale codes (uint8, one per block
-    of each row), ``block`` the scale's conversion and ``conversion`` the
-    elements', ``params`` = ``(block_size, emax, largest, half_step,
-    tensor_scale)``, ``key`` the key of stochastic rounding."""
-    for t in prange(scales.size):
-        _quantize_block(t, src, elements, scales, block, conversion, rule, params, key)
+    """Every block of ``src`` quantised, parallel over tasks of whole blocks
+    (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
+    array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
+    ``scales`` the scale codes (uint8, one per block of each row), ``block``
+    the scale's conversion and ``conversion`` the elements', ``params`` =
+    ``(block_size, emax, largest, half_step, tensor_scale)``, ``key`` the key
+    of stochastic rounding."""
+    rows, n = src.shape
+    group, per_row = _tasks(rows, n, params[0])
+    flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
+    for t in prange(rows * per_row):
+        _quantize_task(t, per_row, group, n, flat_src, flat_elements, scales, block, conversion, rule, params, key)
 
 
 @cached_njit(nogil=True)
-def _dequantize_block(t, elements, scales, out, scale_decode, element_decode, output, block_size, unit):
-    """Block ``t`` of :func:`dequantize_kernel`."""
-    n = elements.shape[1]
-    row, b = divmod(np.int64(t), scales.shape[1])
-    start = b * block_size
-    end = min(start + block_size, n)
-    scale = convert(scales[row, b], scale_decode) * unit
-    line, result = elements[row], out[row]
-    for j in range(start, end):
-        result[j] = convert(convert(line[j], element_decode) * scale, output)
+def _dequantize_task(t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """Task ``t`` of :func:`dequantize_kernel` (over the flat arrays)."""
+    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    offset = row * n
+    weights = np.empty(last - first)
+    for b in range(b0, b1):
+        scale = convert(scales[row, b], scale_decode) * unit
+        for j in range(b * block_size - first, min((b + 1) * block_size, n) - first):
+            weights[j] = scale
+    line, result = elements[offset + first : offset + last], out[offset + first : offset + last]
+    for k in range(line.size):
+        result[k] = convert(convert(line[k], element_decode) * weights[k], output)
 
 
 @cached_njit(parallel=True, nogil=True)
 def dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit):
     """Every element times its block's scale times ``unit`` (the tensor scale
     of NVFP4, ``2**-6`` for MXINT8, else 1), exact in float64, then cast by
-    ``output`` into ``out``; parallel over blocks."""
-    for t in prange(scales.size):
-        _dequantize_block(t, elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+    ``output`` into ``out``; parallel over tasks of whole blocks."""
+    rows, n = elements.shape
+    group, per_row = _tasks(rows, n, block_size)
+    flat_elements, flat_out = elements.reshape(-1), out.reshape(-1)
+    for t in prange(rows * per_row):
+        _dequantize_task(
+            t, per_row, group, n, flat_elements, scales, flat_out, scale_decode, element_decode, output, block_size, unit
+        )
 
 
 @cached_njit(parallel=True, nogil=True)
@@ -280,7 +353,7 @@ def amax_kernel(flat, chunk):
     count = (flat.size + chunk - 1) // chunk
     tops = np.zeros(max(count, 1))
     for c in prange(count):
-        tops[c] = block_amax(flat, c * chunk, min((c + 1) * chunk, flat.size))
+        tops[c] = block_amax(flat[c * chunk : (c + 1) * chunk])
     top = 0.0
     for c in range(count):
         top = top if tops[c] <= top else tops[c]
