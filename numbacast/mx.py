@@ -60,7 +60,9 @@ def _check_axis(axis, ndim):
     if ndim == 0:
         raise ValueError("a block format needs an array of at least one dimension, not a 0-d array")
     if not -ndim <= int(axis) < ndim:
-        raise ValueError(f"axis {axis} is out of range for an array of {ndim} dimensions (accepted: {-ndim} to {ndim - 1})")
+        raise ValueError(
+            f"axis {axis} is out of range for an array of {ndim} dimensions (accepted: {-ndim} to {ndim - 1})"
+        )
     return int(axis) % ndim
 
 
@@ -169,36 +171,36 @@ def quantize(
     -------
     Quantized
     """
-    fmt = block_format(fmt)
+    block = block_format(fmt)
     array = _float_input(x)
     axis = _check_axis(axis, array.ndim)
-    block_size = _check_block_size(block_size, fmt)
-    scale_rule = _check_scale_rule(scale_rule, fmt)
+    block_size = _check_block_size(block_size, block)
+    scale_rule = _check_scale_rule(scale_rule, block)
     run = runtime()
-    rounding, _ = run.checks.check_rounding(rounding, None, fmt.grid)
+    rounding, _ = run.checks.check_rounding(rounding, None, block.grid)
     seed, stochastic_bits = run.checks.check_stochastic(rounding, seed, stochastic_bits, None)
     saturate = run.checks.check_saturate(saturate)
-    blocks = runtime_blocks()
+    kernels = runtime_blocks()
     key = 0
     if rounding == "stochastic":
         key = run.seed_key(secrets.randbits(64) if seed is None else seed)
     src = _moved(array, axis)
     scale = np.float32(1.0)
-    if fmt.tensor_scale:
-        scale = _tensor_scale(src, tensor_scale, blocks)
+    if block.tensor_scale:
+        scale = _tensor_scale(src, tensor_scale, kernels)
     elif tensor_scale is not None:
-        raise ValueError(f"tensor_scale is for nvfp4, not for {fmt.name}")
-    conversion = blocks.element_conversion(fmt, src.dtype == np.float64, saturate, rounding, stochastic_bits)
-    codes, scale_codes = blocks.quantize_blocks(src, fmt, block_size, scale_rule, conversion, scale, key)
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
+    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
     scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
     elements = _restored(codes, array.shape, axis)
-    if not fmt.integer_elements:
-        elements = elements.view(fmt.element.storage)
-    scales = _restored(scale_codes, scales_shape, axis).view(fmt.scale.storage)
-    return Quantized(elements, scales, axis, block_size, fmt.name, scale)
+    if not block.integer_elements:
+        elements = elements.view(block.element.storage)
+    scales = _restored(scale_codes, scales_shape, axis).view(block.scale.storage)
+    return Quantized(elements, scales, axis, block_size, block.name, scale)
 
 
-def _tensor_scale(src, given, blocks):
+def _tensor_scale(src, given, kernels):
     """NVFP4's per-tensor scale: ``given`` (checked) or ``amax / (448 * 6)``
     rounded to float32, 1.0 when that is not a positive finite float32."""
     if given is not None:
@@ -206,7 +208,7 @@ def _tensor_scale(src, given, blocks):
         if not (np.isfinite(value) and value > 0):
             raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
         return value
-    return blocks.tensor_scale_of(src.reshape(-1))
+    return kernels.tensor_scale_of(src.reshape(-1))
 
 
 def _check_quantized(q):
@@ -246,7 +248,6 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
     scale_codes = _moved(scales.view(np.uint8), axis)
     values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, np.float32(q.tensor_scale))
     return _restored(values, elements.shape, axis)
-
 
 
 def _element_dtype(fmt):
@@ -294,21 +295,21 @@ def from_packed(
     tensor of ``shape`` in ``fmt`` cut along ``axis`` into blocks of
     ``block_size`` (default the format's), with the ``tensor_scale`` of NVFP4.
     ValueError when a byte count does not match the shape."""
-    fmt = block_format(fmt)
+    block = block_format(fmt)
     dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     axis = _check_axis(axis, len(dims))
-    block_size = _check_block_size(block_size, fmt)
-    if not fmt.tensor_scale and tensor_scale != 1.0:
-        raise ValueError(f"tensor_scale is for nvfp4, not for {fmt.name}")
-    if fmt.element_bits < 8:
+    block_size = _check_block_size(block_size, block)
+    if not block.tensor_scale and tensor_scale != 1.0:
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    if block.element_bits < 8:
         from .packing import unpack
 
-        values = unpack(elements, fmt.element, dims)
+        values = unpack(elements, block.element, dims)
     else:
-        values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(fmt)).reshape(dims)
+        values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
     scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
-    scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(fmt.scale.storage).reshape(scale_shape)
-    return Quantized(values, scale_values, axis, block_size, fmt.name, np.float32(tensor_scale))
+    scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
+    return Quantized(values, scale_values, axis, block_size, block.name, np.float32(tensor_scale))
 
 
 def to_dequantize_linear(q: Quantized) -> tuple[dict, dict, np.float32]:
@@ -330,7 +331,10 @@ def to_dequantize_linear(q: Quantized) -> tuple[dict, dict, np.float32]:
 
 #: The block format of each (element dtype, scale dtype) pair of DequantizeLinear inputs.
 _BY_DTYPES = {
-    (np.dtype(np.int8) if f.integer_elements else f.element.storage, np.dtype(np.float32) if f.integer_elements else f.scale.storage): f
+    (
+        np.dtype(np.int8) if f.integer_elements else f.element.storage,
+        np.dtype(np.float32) if f.integer_elements else f.scale.storage,
+    ): f
     for f in BLOCK_FORMATS.values()
 }
 
@@ -347,10 +351,14 @@ def from_dequantize_linear(
     fmt = _BY_DTYPES.get((x.dtype, x_scale.dtype))
     if fmt is None:
         accepted = ", ".join(f"{f.name} ({e}, {s})" for (e, s), f in _BY_DTYPES.items())
-        raise ValueError(f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}")
+        raise ValueError(
+            f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}"
+        )
     if fmt.integer_elements:
         exponents = np.log2(x_scale.astype(np.float64)) - MXINT8_EXPONENT
-        if not (np.all(np.isfinite(exponents) | np.isnan(x_scale)) and np.all(exponents[np.isfinite(exponents)] % 1 == 0)):
+        if not (
+            np.all(np.isfinite(exponents) | np.isnan(x_scale)) and np.all(exponents[np.isfinite(exponents)] % 1 == 0)
+        ):
             raise ValueError("mxint8 scales must be powers of two times 2**-6")
         x_scale = cast(x_scale.astype(np.float64) * 2.0**-MXINT8_EXPONENT, "float8e8m0")
     q = Quantized(x, x_scale, axis, block_size, fmt.name, np.float32(tensor_scale))

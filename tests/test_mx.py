@@ -118,7 +118,12 @@ def test_saturate_false_and_subnormal_amax():
 
 @pytest.mark.parametrize(
     "name, rounding",
-    [("mxfp8_e4m3", "nearest_away"), ("mxint8", "toward_zero"), ("mxfp8_e4m3", "toward_positive"), ("mxint8", "toward_negative")],
+    [
+        ("mxfp8_e4m3", "nearest_away"),
+        ("mxint8", "toward_zero"),
+        ("mxfp8_e4m3", "toward_positive"),
+        ("mxint8", "toward_negative"),
+    ],
 )
 def test_element_rounding_is_the_cast_of_the_scaled_values(name, rounding):
     """Elements round in every mode of numbacast.cast: the cast of each
@@ -169,7 +174,11 @@ def test_any_axis_block_size_and_partial_blocks():
         assert np.array_equal(codes(q.scales), codes(np.moveaxis(moved.scales, -1, axis)))
         assert np.array_equal(mx.dequantize(q), np.moveaxis(mx.dequantize(moved), -1, axis))
     one = mx.quantize(x[0, 0], "mxfp8_e4m3", block_size=1)
-    assert np.array_equal(mx.dequantize(one), numbacast.cast(x[0, 0] / np.exp2(np.floor(np.log2(np.abs(x[0, 0]))) - 8), "float8e4m3fn").astype(F32) * np.exp2(np.floor(np.log2(np.abs(x[0, 0]))) - 8))
+    assert np.array_equal(
+        mx.dequantize(one),
+        numbacast.cast(x[0, 0] / np.exp2(np.floor(np.log2(np.abs(x[0, 0]))) - 8), "float8e4m3fn").astype(F32)
+        * np.exp2(np.floor(np.log2(np.abs(x[0, 0]))) - 8),
+    )
     empty = mx.quantize(np.zeros((3, 0), F32), "mxfp4_e2m1")
     assert empty.elements.shape == (3, 0) and empty.scales.shape == (3, 0)
 
@@ -184,7 +193,9 @@ def test_inputs_of_other_float_types_and_the_input_is_not_modified():
     scale = np.repeat(q.scales.astype(np.float64), 32, axis=1)
     assert np.array_equal(codes(q.elements), codes(numbacast.cast(x64 / scale, "float8e5m2")))
     x16 = sample((2, 32), 6).astype(np.float16)
-    assert np.array_equal(codes(mx.quantize(x16, "mxfp4_e2m1").elements), codes(mx.quantize(x16.astype(F32), "mxfp4_e2m1").elements))
+    assert np.array_equal(
+        codes(mx.quantize(x16, "mxfp4_e2m1").elements), codes(mx.quantize(x16.astype(F32), "mxfp4_e2m1").elements)
+    )
     bf = x16.astype(numbacast.BFLOAT16.storage)
     assert mx.quantize(bf, "mxint8").elements.dtype == np.int8
 
@@ -201,7 +212,10 @@ def test_dequantize_rounds_the_exact_product_once(name, to):
     unit = 2.0**-6 if fmt.integer_elements else 1.0
     exact = q.elements.astype(np.float64) * np.repeat(q.scales.astype(np.float64), fmt.block_size, axis=1)
     exact *= unit * float(q.tensor_scale)
-    assert np.array_equal(codes(mx.dequantize(q, to)), codes(exact.astype(np.dtype(to) if to != "bfloat16" else numbacast.BFLOAT16.storage)))
+    assert np.array_equal(
+        codes(mx.dequantize(q, to)),
+        codes(exact.astype(np.dtype(to) if to != "bfloat16" else numbacast.BFLOAT16.storage)),
+    )
 
 
 def test_a_parallel_run_equals_the_serial_one():

@@ -164,7 +164,9 @@ def test_random_and_edge_blocks_match_gfloat(name, rule):
         part = mx.quantize(row[:, 32:], name, scale_rule=rule)
         assert q.scales.shape == (1, 2)
         assert np.array_equal(q.scales.view(np.uint8), np.concatenate([whole.scales, part.scales], 1).view(np.uint8))
-        assert np.array_equal(q.elements.view(np.uint8), np.concatenate([whole.elements, part.elements], 1).view(np.uint8))
+        assert np.array_equal(
+            q.elements.view(np.uint8), np.concatenate([whole.elements, part.elements], 1).view(np.uint8)
+        )
         checked += check(name, row[:, 32:], rule)
     assert checked == RANDOM_BLOCKS + (837 if FULL_SWEEP else 126) + 31
 

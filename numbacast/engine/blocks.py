@@ -318,7 +318,9 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
 
 
 @cached_njit(nogil=True)
-def _dequantize_task(t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+def _dequantize_task(
+    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit
+):
     """Task ``t`` of :func:`dequantize_kernel` (over the flat arrays)."""
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     offset = row * n
@@ -342,7 +344,18 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     flat_elements, flat_out = elements.reshape(-1), out.reshape(-1)
     for t in prange(rows * per_row):
         _dequantize_task(
-            t, per_row, group, n, flat_elements, scales, flat_out, scale_decode, element_decode, output, block_size, unit
+            t,
+            per_row,
+            group,
+            n,
+            flat_elements,
+            scales,
+            flat_out,
+            scale_decode,
+            element_decode,
+            output,
+            block_size,
+            unit,
         )
 
 

@@ -83,9 +83,7 @@ MXINT8 = BlockFormat("mxint8", INT8, MXINT8_GRID, FLOAT8E8M0, 32, 0, Fraction(12
 NVFP4 = _mx_float("nvfp4", FLOAT4E2M1, block_size=16, scale=FLOAT8E4M3FN, tensor_scale=True)
 
 #: Every block format by name.
-BLOCK_FORMATS = {
-    fmt.name: fmt for fmt in (MXFP8_E4M3, MXFP8_E5M2, MXFP6_E2M3, MXFP6_E3M2, MXFP4_E2M1, MXINT8, NVFP4)
-}
+BLOCK_FORMATS = {fmt.name: fmt for fmt in (MXFP8_E4M3, MXFP8_E5M2, MXFP6_E2M3, MXFP6_E3M2, MXFP4_E2M1, MXINT8, NVFP4)}
 
 
 def block_format(fmt: str | BlockFormat) -> BlockFormat:

@@ -51,7 +51,9 @@ def _overload_quantize(
     if not isinstance(x, types.Array) or not isinstance(fmt, types.Literal):
         return None
     if x.dtype not in (types.float32, types.float64):
-        raise errors.NumbaTypeError(f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}")
+        raise errors.NumbaTypeError(
+            f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}"
+        )
     block_format_ = _checked(block_format, fmt.literal_value)
     _last_axis(axis, x.ndim)
     rule = _literal(scale_rule, "scale_rule")
@@ -61,8 +63,12 @@ def _overload_quantize(
     if mode == "stochastic":
         raise errors.NumbaValueError("rounding='stochastic' is for Python calls of numbacast.mx.quantize")
     saturating = _checked(check_saturate, _literal(saturate, "saturate"))
-    if not all(isinstance(a, (types.NoneType, types.Omitted)) or a is None for a in (seed, stochastic_bits, tensor_scale)):
-        raise errors.NumbaValueError("seed, stochastic_bits and tensor_scale are for Python calls of numbacast.mx.quantize")
+    if not all(
+        isinstance(a, (types.NoneType, types.Omitted)) or a is None for a in (seed, stochastic_bits, tensor_scale)
+    ):
+        raise errors.NumbaValueError(
+            "seed, stochastic_bits and tensor_scale are for Python calls of numbacast.mx.quantize"
+        )
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode)
     block = blocks.scale_conversion(block_format_)
     rule_index = np.int64(blocks.SCALE_RULES.index(rule))

@@ -21,7 +21,16 @@ import importlib
 from .operators import cast, castlike
 from .quantization import dequantize_linear, quantize_linear
 
-__all__ = ["cast", "castlike", "quantize_linear", "dequantize_linear", "ops", "cast_tensor", "tensor_to_array", "array_to_tensor"]
+__all__ = [
+    "cast",
+    "castlike",
+    "quantize_linear",
+    "dequantize_linear",
+    "ops",
+    "cast_tensor",
+    "tensor_to_array",
+    "array_to_tensor",
+]
 
 #: The names that need the onnx package, and the module defining each.
 _NEEDS_ONNX = {"ops": "reference", "cast_tensor": "tensors", "tensor_to_array": "tensors", "array_to_tensor": "tensors"}

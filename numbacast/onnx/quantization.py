@@ -71,8 +71,17 @@ ATTRIBUTES_SINCE = {
 
 #: The integer outputs of QuantizeLinear and their ranges.
 INTEGER_RANGES = {
-    name: (resolve(name).format.min_value, resolve(name).format.max_value)
-    for name in ("INT8", "UINT8", "INT16", "UINT16", "INT4", "UINT4", "INT2", "UINT2")
+    name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    for name, bits, signed in (
+        ("INT8", 8, True),
+        ("UINT8", 8, False),
+        ("INT16", 16, True),
+        ("UINT16", 16, False),
+        ("INT4", 4, True),
+        ("UINT4", 4, False),
+        ("INT2", 2, True),
+        ("UINT2", 2, False),
+    )
 }
 
 #: The types the division of QuantizeLinear may be done in (``precision``).
@@ -84,12 +93,17 @@ def _check_attributes(spec, given):
     since = ATTRIBUTES_SINCE[spec.op]
     for name, value in given.items():
         if value is not None and spec.version < since[name]:
-            raise ValueError(f"{spec} (in force at opset {spec.opset}) has no {name} attribute; it came with {spec.op}-{since[name]}")
+            raise ValueError(
+                f"{spec} (in force at opset {spec.opset}) has no {name} attribute; it came with {spec.op}-{since[name]}"
+            )
 
 
 def _check_type(spec, role, name, accepted):
     if name not in accepted:
-        raise ValueError(f"{spec} (in force at opset {spec.opset}) does not take {name} as its {role}; accepted: {', '.join(accepted)}")
+        raise ValueError(
+            f"{spec} (in force at opset {spec.opset}) does not take {name} as its {role}; "
+            f"accepted: {', '.join(accepted)}"
+        )
 
 
 def _axis(axis, ndim):
@@ -132,7 +146,7 @@ def expand(value, shape, axis, block_size, spec, role):
     return np.repeat(value, block_size, axis=axis).take(range(shape[axis]), axis=axis)
 
 
-def _array(x, what):
+def _array(x, what) -> np.ndarray:
     refuse_masked(x, what)
     return np.asarray(x)
 
@@ -154,7 +168,9 @@ def quantize_linear(
     default).  Returns an array of the output type's storage (ml_dtypes for
     the float8, float4 and 4- and 2-bit integer types)."""
     spec = versions.in_force("QuantizeLinear", opset)
-    _check_attributes(spec, dict(axis=axis, saturate=saturate, block_size=block_size, output_dtype=output_dtype, precision=precision))
+    _check_attributes(
+        spec, dict(axis=axis, saturate=saturate, block_size=block_size, output_dtype=output_dtype, precision=precision)
+    )
     x, scale = _array(x, "QuantizeLinear"), _array(y_scale, "QuantizeLinear")
     x_types, scale_types, out_types = QUANTIZE_TYPES[spec.version]
     _check_type(spec, "input x", type_name(x.dtype), x_types)
@@ -180,7 +196,9 @@ def quantize_linear(
     quotient = (x.astype(dtype) / scale.astype(dtype)).astype(np.float64)
     zero_point = 0.0
     if y_zero_point is not None:
-        zero_point = expand(np.asarray(y_zero_point), x.shape, axis, block_size, spec, "y_zero_point").astype(np.float64)
+        zero_point = expand(np.asarray(y_zero_point), x.shape, axis, block_size, spec, "y_zero_point").astype(
+            np.float64
+        )
     target = resolve(out)
     if out in INTEGER_RANGES:
         low, high = INTEGER_RANGES[out]
