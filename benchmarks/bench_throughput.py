@@ -1,5 +1,7 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
+from numbacast import FLOAT
+
 from . import PACKED_PAIRS, ROUNDING_PAIRS, THROUGHPUT_PAIRS
 from .harness import baselines
 from .harness.bench import DEFAULT_SIZE
@@ -82,4 +84,42 @@ class Rounding:
     def time_gfloat(self, pair, mode):
         if self.gfloat is None:
             raise NotImplementedError("gfloat: stochastic rounding into a float8 type, with gfloat installed")
+        self.gfloat()
+
+
+class BlockFormats:
+    """``numbacast.mx.quantize`` of 16M float32 elements to each block format
+    and ``dequantize`` back; ``time_trivial_kernel`` reads float32 and writes
+    one byte per element (or back), ``time_gfloat`` (MX formats, where gfloat
+    is installed) runs gfloat's ``quantize_block`` on 1/512 of the data (its
+    time is that share of gfloat's)."""
+
+    formats = {f.name: f for f in baselines.MX_FORMATS}
+    directions = ("quantize", "dequantize")
+    param_names = ["format", "direction"]
+    params = [list(formats), list(directions)]
+    timeout = 600
+
+    def setup(self, name, direction):
+        fmt = self.formats[name]
+        source, target = (FLOAT, fmt) if direction == "quantize" else (fmt, FLOAT)
+        self.cast = baselines.mx_cast(source, target, DEFAULT_SIZE)
+        self.trivial = baselines.trivial_mx_cast(source, target, DEFAULT_SIZE)
+        self.cast(), self.trivial()  # compile, or load from the disk cache
+        self.gfloat = None
+        if direction == "quantize":
+            try:
+                self.gfloat, _ = baselines.gfloat_quantize_blocks(source, target, DEFAULT_SIZE)
+            except baselines.Unavailable:
+                pass
+
+    def time_cast(self, name, direction):
+        self.cast()
+
+    def time_trivial_kernel(self, name, direction):
+        self.trivial()
+
+    def time_gfloat(self, name, direction):
+        if self.gfloat is None:
+            raise NotImplementedError("gfloat: quantising to an MX format, with gfloat installed")
         self.gfloat()
