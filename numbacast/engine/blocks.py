@@ -80,41 +80,12 @@ def decoding(t: OnnxType):
     return Conversion.make(t, DOUBLE)
 
 
-def block_weight(scale, conversion, block):
-    """What the elements of a block of scale ``scale`` (a float64) are scaled
-    by, in the element conversion's source type: ``1 / scale`` (exact, a
-    power of two) for MX, ``scale`` itself (a divisor) for NVFP4 (``@njit`` only)."""
-    raise TypeError("block_weight() is for @njit code")
-
-
 def _real(conversion):
     return np.float64 if conversion.conversion.source is DOUBLE else np.float32
 
 
-@overload(block_weight, jit_options={"nogil": True})
-def _overload_block_weight(scale, conversion, block):
-    if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
-        return None
-    if block.conversion.target is not FLOAT8E8M0:
-        return lambda scale, conversion, block: np.float64(scale)
-    real = _real(conversion)
-    return lambda scale, conversion, block: real(1.0 / scale)
-
-
-def new_weights(size, conversion):
-    """An empty array for ``size`` weights of :func:`block_weight` (``@njit`` only)."""
-    raise TypeError("new_weights() is for @njit code")
-
-
-@overload(new_weights, jit_options={"nogil": True})
-def _overload_new_weights(size, conversion):
-    if isinstance(conversion, ConversionType):
-        real = _real(conversion)
-        return lambda size, conversion: np.empty(size, real)
-
-
 def scaled(x, weight, conversion, block):
-    """``x`` scaled by its block's :func:`block_weight`, in the element
+    """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
     conversion's source type; a NaN scale gives +NaN (``@njit`` only)."""
     raise TypeError("scaled() is for @njit code")
 
@@ -200,42 +171,47 @@ def _overload_block_amax(values):
     def amax(values):
         top = uint(0)
         for j in range(values.size):
-            top = max(top, uint(float_bits(values[j]) & mask))
+            bits = uint(float_bits(values[j]) & mask)
+            top = bits if bits > top else top
         return np.float64(from_bits(top))
 
     return amax
 
 
-def block_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
-    """``(code, scale)``: the scale code of a block whose largest magnitude is
-    ``amax`` and the value its elements are divided by, a float64 (times
-    ``tensor_scale`` for NVFP4; infinite when that is 0, so the elements are
-    zeros), by the scale rule ``rule`` (its index in :data:`SCALE_RULES`).
-    ``@njit`` only."""
+def block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
+    """``(code, weight)``: the scale code of a block whose largest magnitude is
+    ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`),
+    and what its elements are scaled by in the element ``conversion``'s
+    source type: ``1 / scale`` for MX (exact: a power of two, made from the
+    code's bits; NaN for the NaN scale), for NVFP4 the divisor ``scale *
+    tensor_scale`` (infinite when the scale is 0, so that the elements are
+    zeros).  ``@njit`` only."""
     raise TypeError("block_scale() is for @njit code")
 
 
 @overload(block_scale, jit_options={"nogil": True})
-def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
-    if not isinstance(block, ConversionType):
+def _overload_block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
+    if not isinstance(block, ConversionType) or not isinstance(conversion, ConversionType):
         return None
     decode = decoding(block.conversion.target)
     if block.conversion.target is not FLOAT8E8M0:
 
-        def nvfp4_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+        def nvfp4_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
-            scale = convert(code, decode) * tensor_scale
-            return code, np.inf if scale == 0 else scale
+            divisor = convert(code, decode) * tensor_scale
+            return code, np.inf if divisor == 0 else divisor
 
         return nvfp4_scale
+    real = _real(conversion)
     one = np.uint8(1)
     exponent_field = np.uint64(0x7FF0000000000000)
     mantissa_field = np.uint64((1 << 52) - 1)
-    low, high = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH)
+    low, high, nan_code = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH), np.uint8(FLOAT8E8M0.format.quiet_nan_code)
     smallest = 2.0 ** (E8M0_LOW - 127)
+    inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
     ceil, even, rceil = (SCALE_RULES.index(rule) for rule in (CEIL, EVEN, RCEIL))
 
-    def mx_scale(amax, block, rule, emax, largest, half_step, tensor_scale):
+    def mx_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
         value = amax * 2.0**-emax
         if rule == even and amax < np.inf:  # amax rounded to the element's precision first
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
@@ -250,7 +226,8 @@ def _overload_block_scale(amax, block, rule, emax, largest, half_step, tensor_sc
                     code = np.uint8(code + one)
             if code > low and largest * convert(np.uint8(code - one), decode) >= amax:
                 code = np.uint8(code - one)
-        return code, convert(code, decode)
+        weight = real(float64_from_bits(np.uint64(inverse_bias - np.uint64(code)) << np.uint64(52)))
+        return code, real(np.nan) if code == nan_code else weight
 
     return mx_scale
 
@@ -279,26 +256,21 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`: its blocks' scales and the
-    weight of each element, then every element scaled and rounded (over the
-    flat arrays, whose unit stride lets the element loop run in vector lanes)."""
+    """Task ``t`` of :func:`quantize_kernel`: for each of its blocks, the
+    scale, then every element scaled and rounded (over slices of the flat
+    arrays indexed from 0: contiguous loads and stores, in vector lanes)."""
     block_size, emax, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     offset = row * n
-    weights = new_weights(last - first, conversion)
     for b in range(b0, b1):
         start = offset + b * block_size
         end = offset + min((b + 1) * block_size, n)
-        code, scale = block_scale(block_amax(src[start:end]), block, rule, emax, largest, half_step, tensor_scale)
+        line, out = src[start:end], elements[start:end]
+        code, weight = block_scale(block_amax(line), block, conversion, rule, emax, largest, half_step, tensor_scale)
         scales[row, b] = code
-        weight = block_weight(scale, conversion, block)
-        for j in range(start - offset - first, end - offset - first):
-            weights[j] = weight
-    begin = offset + first
-    line, out = src[begin : offset + last], elements[begin : offset + last]
-    for k in range(line.size):  # from 0: the indices are known not to wrap around, the loads and stores are contiguous
-        v = scaled(line[k], weights[k], conversion, block)
-        out[k] = store_element(encode_element(v, conversion, key, np.uint64(begin + k)), conversion)
+        for k in range(line.size):
+            v = scaled(line[k], weight, conversion, block)
+            out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
 
 
 @cached_njit(parallel=True, nogil=True)
@@ -321,17 +293,16 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
 def _dequantize_task(
     t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit
 ):
-    """Task ``t`` of :func:`dequantize_kernel` (over the flat arrays)."""
+    """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays, indexed from 0)."""
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     offset = row * n
-    weights = np.empty(last - first)
     for b in range(b0, b1):
+        start = offset + b * block_size
+        end = offset + min((b + 1) * block_size, n)
+        line, result = elements[start:end], out[start:end]
         scale = convert(scales[row, b], scale_decode) * unit
-        for j in range(b * block_size - first, min((b + 1) * block_size, n) - first):
-            weights[j] = scale
-    line, result = elements[offset + first : offset + last], out[offset + first : offset + last]
-    for k in range(line.size):
-        result[k] = convert(convert(line[k], element_decode) * weights[k], output)
+        for k in range(line.size):
+            result[k] = convert(convert(line[k], element_decode) * scale, output)
 
 
 @cached_njit(parallel=True, nogil=True)
