@@ -116,18 +116,11 @@ def test_saturate_false_and_subnormal_amax():
     assert mx.dequantize(q).tolist() == [[2.0**-130, -(2.0**-133), 3 * 2.0**-135, 0.0]]
 
 
-@pytest.mark.parametrize(
-    "name, rounding",
-    [
-        ("mxfp8_e4m3", "nearest_away"),
-        ("mxint8", "toward_zero"),
-        ("mxfp8_e4m3", "toward_positive"),
-        ("mxint8", "toward_negative"),
-    ],
-)
+@pytest.mark.parametrize("name, rounding", [("mxfp8_e4m3", "nearest_away"), ("mxint8", "toward_negative")])
 def test_element_rounding_is_the_cast_of_the_scaled_values(name, rounding):
     """Elements round in every mode of numbacast.cast: the cast of each
-    value over its block's (power-of-two, exact) scale.
+    value over its block's (power-of-two, exact) scale (two modes here, with
+    the two kinds of element grid; the modes share one generated encoder).
     Rule: docs/rules.md#rule-mx-element-rounding"""
     x = sample((8, 64), 1)
     fmt = BLOCK_FORMATS[name]
