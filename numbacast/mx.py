@@ -200,14 +200,18 @@ def quantize(
     return Quantized(elements, scales, axis, block_size, block.name, scale)
 
 
+def _check_tensor_scale(given):
+    value = np.float32(given)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
+    return value
+
+
 def _tensor_scale(src, given, kernels):
     """NVFP4's per-tensor scale: ``given`` (checked) or ``amax / (448 * 6)``
     rounded to float32, 1.0 when that is not a positive finite float32."""
     if given is not None:
-        value = np.float32(given)
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
-        return value
+        return _check_tensor_scale(given)
     return kernels.tensor_scale_of(src.reshape(-1))
 
 
@@ -312,41 +316,43 @@ def from_packed(
     return Quantized(values, scale_values, axis, block_size, block.name, np.float32(tensor_scale))
 
 
-def to_dequantize_linear(q: Quantized) -> tuple[dict, dict, np.float32]:
-    """``(inputs, attributes, tensor_scale)`` for the ONNX ``DequantizeLinear``
-    operator (opset 24 and later, blocked): ``inputs`` = ``{"x": elements,
-    "x_scale": scales}``, ``attributes`` = ``{"axis": axis, "block_size":
-    block_size}``.  The MX formats' scales are FLOAT8E8M0; MXINT8's are
-    float32 (``scale * 2**-6``, exact, not always an E8M0 value); NVFP4's are
-    FLOAT8E4M3FN and its ``tensor_scale`` multiplies the operator's output
-    (one rounding: the element times the block scale is exact in float32).
-    Each dequantised value then equals :func:`dequantize`'s
-    (docs/rules.md#rule-mx-onnx)."""
+def _onnx_scale_dtype(fmt):
+    """The dtype of ``x_scale`` for ``fmt``: float32 for MXINT8 and NVFP4, else the scale's."""
+    return np.dtype(np.float32) if fmt.integer_elements or fmt.tensor_scale else fmt.scale.storage
+
+
+def to_dequantize_linear(q: Quantized) -> tuple[dict, dict]:
+    """``(inputs, attributes)`` for the ONNX ``DequantizeLinear`` operator
+    (opset 24 and later, blocked): ``inputs`` = ``{"x": elements, "x_scale":
+    scales}``, ``attributes`` = ``{"axis": axis, "block_size": block_size}``,
+    dequantising to :func:`dequantize`'s values.  The MX float formats'
+    scales are FLOAT8E8M0; MXINT8's are float32 (``scale * 2**-6``, exact,
+    not always an E8M0 value); NVFP4's are its float32 divisors (block scale
+    times tensor scale, rounded to float32; docs/rules.md#rule-mx-onnx)."""
     fmt, elements, scales, axis, block_size = _check_quantized(q)
     if fmt.integer_elements:
         scales = (scales.astype(np.float64) * 2.0**MXINT8_EXPONENT).astype(np.float32)
-    inputs = {"x": elements, "x_scale": scales}
-    return inputs, {"axis": axis, "block_size": block_size}, np.float32(q.tensor_scale)
+    if fmt.tensor_scale:
+        scales = (scales.astype(np.float64) * float(q.tensor_scale)).astype(np.float32)
+    return {"x": elements, "x_scale": scales}, {"axis": axis, "block_size": block_size}
 
 
-#: The block format of each (element dtype, scale dtype) pair of DequantizeLinear inputs.
+#: The block format of each (element dtype, x_scale dtype) pair of DequantizeLinear inputs.
 _BY_DTYPES = {
-    (
-        np.dtype(np.int8) if f.integer_elements else f.element.storage,
-        np.dtype(np.float32) if f.integer_elements else f.scale.storage,
-    ): f
+    (np.dtype(np.int8) if f.integer_elements else f.element.storage, _onnx_scale_dtype(f)): f
     for f in BLOCK_FORMATS.values()
 }
 
 
 def from_dequantize_linear(
-    x: np.ndarray, x_scale: np.ndarray, axis: int = 1, block_size: int = 0, tensor_scale: float = 1.0
+    x: np.ndarray, x_scale: np.ndarray, axis: int = 1, block_size: int = 0, tensor_scale: float | None = None
 ) -> Quantized:
     """The :class:`Quantized` of blocked ``DequantizeLinear`` inputs as
-    :func:`to_dequantize_linear` gives them: the format from the dtypes of
-    ``x`` and ``x_scale`` (MXINT8's float32 scales must be powers of two
-    times ``2**-6`` in the E8M0 range).  ``axis`` and ``block_size`` are the
-    operator's attributes (``block_size`` must be positive)."""
+    :func:`to_dequantize_linear` gives them, the format told by the dtypes of
+    ``x`` and ``x_scale``; ``axis`` and ``block_size`` are the operator's
+    attributes.  MXINT8's float32 scales must be powers of two times
+    ``2**-6``; NVFP4's (FLOAT4E2M1 elements, float32 scales) need the
+    ``tensor_scale`` and must be divisors of it.  ValueError otherwise."""
     x, x_scale = np.asarray(x), np.asarray(x_scale)
     fmt = _BY_DTYPES.get((x.dtype, x_scale.dtype))
     if fmt is None:
@@ -354,13 +360,20 @@ def from_dequantize_linear(
         raise ValueError(
             f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}"
         )
+    if fmt.tensor_scale != (tensor_scale is not None):
+        raise ValueError(f"tensor_scale is given for nvfp4 only (its scales are divisors of it), not for {fmt.name}")
+    wide = x_scale.astype(np.float64)
+    ts = np.float32(1.0) if tensor_scale is None else _check_tensor_scale(tensor_scale)
     if fmt.integer_elements:
-        exponents = np.log2(x_scale.astype(np.float64)) - MXINT8_EXPONENT
-        if not (
-            np.all(np.isfinite(exponents) | np.isnan(x_scale)) and np.all(exponents[np.isfinite(exponents)] % 1 == 0)
-        ):
-            raise ValueError("mxint8 scales must be powers of two times 2**-6")
-        x_scale = cast(x_scale.astype(np.float64) * 2.0**-MXINT8_EXPONENT, "float8e8m0")
-    q = Quantized(x, x_scale, axis, block_size, fmt.name, np.float32(tensor_scale))
+        codes = cast(wide * 2.0**-MXINT8_EXPONENT, "float8e8m0", round_mode="down")
+        if not np.array_equal(codes.astype(np.float64) * 2.0**MXINT8_EXPONENT, wide, equal_nan=True):
+            raise ValueError("mxint8 scales must be powers of two times 2**-6 within the E8M0 range")
+        x_scale = codes
+    if fmt.tensor_scale:
+        codes = cast(wide / float(ts), "float8e4m3fn")
+        if not np.array_equal((codes.astype(np.float64) * float(ts)).astype(np.float32), x_scale, equal_nan=True):
+            raise ValueError(f"these scales are not NVFP4 block scales times the tensor scale {tensor_scale}")
+        x_scale = codes
+    q = Quantized(x, x_scale, axis, block_size, fmt.name, ts)
     _check_quantized(q)
-    return Quantized(x, x_scale, _check_axis(axis, x.ndim), block_size, fmt.name, np.float32(tensor_scale))
+    return q._replace(axis=_check_axis(axis, x.ndim))

@@ -34,9 +34,10 @@ def gfloat_codes(fi, values):
 
 def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     """tensor_scale = amax / (448 * 6) in float32; block scale = the block's
-    amax / (6 * tensor_scale) rounded to FLOAT8E4M3FN; elements = x / (block
-    scale * tensor_scale) rounded to FLOAT4E2M1 (gfloat rounds both, ties to
-    even, saturating); a block whose scale rounds to 0 holds zeros.
+    amax / (6 * tensor_scale) rounded to FLOAT8E4M3FN; divisor = block scale
+    * tensor_scale rounded to float32; elements = x / divisor rounded to
+    FLOAT4E2M1 (gfloat rounds both, ties to even, saturating); a block whose
+    scale rounds to 0 holds zeros; dequantised values are element * divisor.
     Rule: docs/rules.md#rule-mx-nvfp4"""
     x = sample((64, 48), 3)
     x[0] = 0.0
@@ -48,7 +49,7 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     blocks = np.abs(x.astype(np.float64)).reshape(64, 3, 16).max(axis=2)
     expected_scales = gfloat_codes(gformats.format_info_ocp_e4m3, blocks / (6 * float(ts)))
     assert np.array_equal(codes(q.scales), expected_scales)
-    scale = q.scales.astype(np.float64) * float(ts)
+    scale = (q.scales.astype(np.float64) * float(ts)).astype(F32).astype(np.float64)
     divisor = np.repeat(scale, 16, axis=1)
     scaled = np.where(divisor == 0, x * 0.0, x / np.where(divisor == 0, 1, divisor))
     assert np.array_equal(codes(q.elements), gfloat_codes(gformats.format_info_ocp_e2m1, scaled))
@@ -202,9 +203,10 @@ def test_dequantize_rounds_the_exact_product_once(name, to):
     x = sample((4, 64), 8, spread=6 if to == "float16" else 30)
     q = mx.quantize(x, name)
     fmt = BLOCK_FORMATS[name]
-    unit = 2.0**-6 if fmt.integer_elements else 1.0
-    exact = q.elements.astype(np.float64) * np.repeat(q.scales.astype(np.float64), fmt.block_size, axis=1)
-    exact *= unit * float(q.tensor_scale)
+    scales = q.scales.astype(np.float64) * (2.0**-6 if fmt.integer_elements else 1.0)
+    if fmt.tensor_scale:
+        scales = (scales * float(q.tensor_scale)).astype(F32).astype(np.float64)
+    exact = q.elements.astype(np.float64) * np.repeat(scales, fmt.block_size, axis=1)
     assert np.array_equal(
         codes(mx.dequantize(q, to)),
         codes(exact.astype(np.dtype(to) if to != "bfloat16" else numbacast.BFLOAT16.storage)),
@@ -236,8 +238,9 @@ def test_wire_layout_and_dequantize_linear_inputs_round_trip(name):
     if bits < 8:
         assert np.array_equal(elements, numbacast.pack(q.elements))
     back = mx.from_packed(elements, scales, x.shape, name, axis=0, block_size=4, tensor_scale=q.tensor_scale)
-    inputs, attributes, tensor_scale = mx.to_dequantize_linear(q)
+    inputs, attributes = mx.to_dequantize_linear(q)
     assert attributes == {"axis": 0, "block_size": 4}
+    tensor_scale = q.tensor_scale if name == "nvfp4" else None
     again = mx.from_dequantize_linear(inputs["x"], inputs["x_scale"], tensor_scale=tensor_scale, **attributes)
     for other in (back, again):
         assert other.format == name and np.array_equal(mx.dequantize(other), mx.dequantize(q))

@@ -43,12 +43,12 @@ def codes(a):
 def test_mx_blocks_dequantize_through_the_reference_evaluator():
     """The inputs of to_dequantize_linear, run as a blocked DequantizeLinear-24
     node by numbacast's operator, give numbacast.mx.dequantize's values, for
-    an MX float format with FLOAT8E8M0 scales and for MXINT8 (float32 scales).
+    an MX float format with FLOAT8E8M0 scales, MXINT8 and NVFP4 (float32 scales).
     Rule: docs/rules.md#rule-mx-onnx"""
     x = np.random.default_rng(0).standard_normal((4, 70)).astype(F32)
-    for name in ("mxfp4_e2m1", "mxint8"):
+    for name in ("mxfp4_e2m1", "mxint8", "nvfp4"):
         q = mx.quantize(x, name, axis=1)
-        inputs, attributes, _ = mx.to_dequantize_linear(q)
+        inputs, attributes = mx.to_dequantize_linear(q)
         m = model(
             "DequantizeLinear", {"x": inputs["x"], "x_scale": inputs["x_scale"]}, 24, output_dtype=1, **attributes
         )

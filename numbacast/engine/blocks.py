@@ -57,10 +57,9 @@ E8M0_LOW, E8M0_HIGH = 0, 254
 
 @functools.cache
 def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=None, stochastic_bits=None):
-    """The cast of a scaled value (FLOAT, or DOUBLE when ``wide`` -- and always
-    for NVFP4, whose elements are divided by their scale) to ``fmt``'s
-    element grid."""
-    source = DOUBLE if wide or fmt.tensor_scale else FLOAT
+    """The cast of a scaled value (FLOAT, or DOUBLE when ``wide``: the type
+    of the input) to ``fmt``'s element grid."""
+    source = DOUBLE if wide else FLOAT
     return Conversion.make(source, fmt.grid, saturate, rounding=rounding, stochastic_bits=stochastic_bits)
 
 
@@ -84,6 +83,42 @@ def _real(conversion):
     return np.float64 if conversion.conversion.source is DOUBLE else np.float32
 
 
+def block_value(code, scale_decode, unit):
+    """What the elements of a block of scale ``code`` are multiplied by when
+    dequantised: the scale times ``unit`` (exact) for MX, :func:`nvfp4_divisor`
+    for NVFP4 (``unit`` the tensor scale).  ``@njit`` only."""
+    raise TypeError("block_value() is for @njit code")
+
+
+@overload(block_value, jit_options={"nogil": True})
+def _overload_block_value(code, scale_decode, unit):
+    if not isinstance(scale_decode, ConversionType):
+        return None
+    if scale_decode.conversion.source is FLOAT8E8M0:
+        return lambda code, scale_decode, unit: convert(code, scale_decode) * unit
+    return lambda code, scale_decode, unit: nvfp4_divisor(convert(code, scale_decode), unit)
+
+
+@cached_njit(nogil=True)
+def nvfp4_divisor(scale, tensor_scale):
+    """NVFP4's divisor of a block: its scale times the tensor scale, rounded
+    to float32 (as a float64).  A block's elements are its values divided
+    by it, and dequantise as element times it."""
+    return np.float64(np.float32(scale * tensor_scale))
+
+
+def new_weights(size, conversion):
+    """An empty array for ``size`` block weights (see :func:`block_scale`) (``@njit`` only)."""
+    raise TypeError("new_weights() is for @njit code")
+
+
+@overload(new_weights, jit_options={"nogil": True})
+def _overload_new_weights(size, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda size, conversion: np.empty(size, real)
+
+
 def scaled(x, weight, conversion, block):
     """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
     conversion's source type; a NaN scale gives +NaN (``@njit`` only)."""
@@ -97,8 +132,8 @@ def _overload_scaled(x, weight, conversion, block):
     c = conversion.conversion
     real = _real(conversion)
     nan = real(np.nan)
-    if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's scale times the tensor's
-        return lambda x, weight, conversion, block: nan if weight != weight else np.float64(x) / weight
+    if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's divisor
+        return lambda x, weight, conversion, block: nan if weight != weight else real(x) / weight
     if c.rounding in ("nearest_even", "nearest_away"):
         return lambda x, weight, conversion, block: nan if weight != weight else real(x) * weight
     tiny = real(np.finfo(real).smallest_subnormal)
@@ -183,9 +218,8 @@ def block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_
     ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`),
     and what its elements are scaled by in the element ``conversion``'s
     source type: ``1 / scale`` for MX (exact: a power of two, made from the
-    code's bits; NaN for the NaN scale), for NVFP4 the divisor ``scale *
-    tensor_scale`` (infinite when the scale is 0, so that the elements are
-    zeros).  ``@njit`` only."""
+    code's bits; NaN for the NaN scale), for NVFP4 the divisor
+    :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
     raise TypeError("block_scale() is for @njit code")
 
 
@@ -195,11 +229,12 @@ def _overload_block_scale(amax, block, conversion, rule, emax, largest, half_ste
         return None
     decode = decoding(block.conversion.target)
     if block.conversion.target is not FLOAT8E8M0:
+        real = _real(conversion)
 
         def nvfp4_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
-            divisor = convert(code, decode) * tensor_scale
-            return code, np.inf if divisor == 0 else divisor
+            divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
+            return code, real(np.inf) if divisor == 0 else divisor
 
         return nvfp4_scale
     real = _real(conversion)
@@ -256,18 +291,25 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`: for each of its blocks, the
-    scale, then every element scaled and rounded (over slices of the flat
-    arrays indexed from 0: contiguous loads and stores, in vector lanes)."""
+    """Task ``t`` of :func:`quantize_kernel`: the scales of its blocks first
+    (independent of each other, so the processor overlaps them), then each
+    block's elements scaled and rounded, over slices of the flat arrays
+    indexed from 0 (contiguous loads and stores, in vector lanes)."""
     block_size, emax, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     offset = row * n
+    weights = new_weights(b1 - b0, conversion)
+    for b in range(b0, b1):
+        start = offset + b * block_size
+        line = src[start : offset + min((b + 1) * block_size, n)]
+        code, weights[b - b0] = block_scale(
+            block_amax(line), block, conversion, rule, emax, largest, half_step, tensor_scale
+        )
+        scales[row, b] = code
     for b in range(b0, b1):
         start = offset + b * block_size
         end = offset + min((b + 1) * block_size, n)
-        line, out = src[start:end], elements[start:end]
-        code, weight = block_scale(block_amax(line), block, conversion, rule, emax, largest, half_step, tensor_scale)
-        scales[row, b] = code
+        line, out, weight = src[start:end], elements[start:end], weights[b - b0]
         for k in range(line.size):
             v = scaled(line[k], weight, conversion, block)
             out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
@@ -300,7 +342,7 @@ def _dequantize_task(
         start = offset + b * block_size
         end = offset + min((b + 1) * block_size, n)
         line, result = elements[start:end], out[start:end]
-        scale = convert(scales[row, b], scale_decode) * unit
+        scale = block_value(scales[row, b], scale_decode, unit)
         for k in range(line.size):
             result[k] = convert(convert(line[k], element_decode) * scale, output)
 
