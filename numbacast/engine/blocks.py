@@ -213,9 +213,10 @@ def _overload_block_amax(values):
     return amax
 
 
-def block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
+def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
     """``(code, weight)``: the scale code of a block whose largest magnitude is
-    ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`),
+    ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`;
+    ``unscale`` is ``2**-emax``),
     and what its elements are scaled by in the element ``conversion``'s
     source type: ``1 / scale`` for MX (exact: a power of two, made from the
     code's bits; NaN for the NaN scale), for NVFP4 the divisor
@@ -224,14 +225,14 @@ def block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_
 
 
 @overload(block_scale, jit_options={"nogil": True})
-def _overload_block_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
+def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
     if not isinstance(block, ConversionType) or not isinstance(conversion, ConversionType):
         return None
     decode = decoding(block.conversion.target)
     if block.conversion.target is not FLOAT8E8M0:
         real = _real(conversion)
 
-        def nvfp4_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
+        def nvfp4_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
             divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
@@ -246,8 +247,8 @@ def _overload_block_scale(amax, block, conversion, rule, emax, largest, half_ste
     inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
     ceil, even, rceil = (SCALE_RULES.index(rule) for rule in (CEIL, EVEN, RCEIL))
 
-    def mx_scale(amax, block, conversion, rule, emax, largest, half_step, tensor_scale):
-        value = amax * 2.0**-emax
+    def mx_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+        value = amax * unscale
         if rule == even and amax < np.inf:  # amax rounded to the element's precision first
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
         if rule == rceil:
@@ -295,7 +296,7 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
     (independent of each other, so the processor overlaps them), then each
     block's elements scaled and rounded, over slices of the flat arrays
     indexed from 0 (contiguous loads and stores, in vector lanes)."""
-    block_size, emax, largest, half_step, tensor_scale = params
+    block_size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     offset = row * n
     weights = new_weights(b1 - b0, conversion)
@@ -303,7 +304,7 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
         start = offset + b * block_size
         line = src[start : offset + min((b + 1) * block_size, n)]
         code, weights[b - b0] = block_scale(
-            block_amax(line), block, conversion, rule, emax, largest, half_step, tensor_scale
+            block_amax(line), block, conversion, rule, unscale, largest, half_step, tensor_scale
         )
         scales[row, b] = code
     for b in range(b0, b1):
@@ -322,7 +323,7 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
     array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
     ``scales`` the scale codes (uint8, one per block of each row), ``block``
     the scale's conversion and ``conversion`` the elements', ``params`` =
-    ``(block_size, emax, largest, half_step, tensor_scale)``, ``key`` the key
+    ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
     of stochastic rounding."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, params[0])
@@ -436,7 +437,7 @@ def tensor_scale_of(flat):
 def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
     """``(rule, params)``, the run-time arguments of :func:`quantize_kernel`."""
     half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
-    params = (np.int64(block_size), np.int64(fmt.emax), float(fmt.largest), half_step, float(tensor_scale))
+    params = (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale))
     return np.int64(SCALE_RULES.index(rule)), params
 
 

@@ -78,7 +78,7 @@ def _overload_quantize(
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
     scale_dtype = block_format_.scale.storage
-    emax, largest = np.int64(block_format_.emax), float(block_format_.largest)
+    unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
     half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
     last = x.ndim - 1
 
@@ -106,7 +106,7 @@ def _overload_quantize(
             scale = blocks.nvfp4_tensor_scale(src.reshape(-1))
         elements = np.empty(x.shape, element_dtype)
         scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
-        params = (np.int64(size), emax, largest, half_step, np.float64(scale))
+        params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
         blocks.quantize_any(
             src,
             elements.reshape((rows, n)).view(code_dtype),
