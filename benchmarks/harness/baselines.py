@@ -320,3 +320,19 @@ def gfloat_quantize_blocks(source, target, size):
         return [gfloat.quantize_block(fi, block, gfloat.compute_scale_amax) for block in blocks]
 
     return run, GFLOAT_BLOCK_SHARE
+
+
+#: torchao's element dtypes of the MX formats, by the names of :data:`MX_FORMATS`.
+TORCHAO_ELEMENTS = {"mxfp8_e4m3": "float8_e4m3fn", "mxfp4_e2m1": "float4_e2m1fn_x2"}
+
+
+def torchao_mx_cast(source, target, size):
+    """torchao's ``to_mx`` (eager, CPU) of a FLOAT sample to an MX format, blocks of 32."""
+    optional_module("torchao")
+    torch = torch_module()
+    mx_tensor = optional_module("torchao.prototype.mx_formats.mx_tensor")
+    if source is not FLOAT or target.name not in TORCHAO_ELEMENTS:
+        raise Unavailable("FLOAT to mxfp8_e4m3 and mxfp4_e2m1 only")
+    x = torch.from_numpy(sample(FLOAT, size).copy())
+    dtype = getattr(torch, TORCHAO_ELEMENTS[target.name])
+    return lambda: mx_tensor.to_mx(x, dtype, 32)

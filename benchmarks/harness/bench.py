@@ -210,6 +210,11 @@ def mx_gfloat_timed(group, source, target, size, repeat):
     return ours, theirs * share
 
 
+def mx_torchao_timed(group, source, target, size, repeat):
+    """Median milliseconds of numbacast's quantise and of torchao's ``to_mx``."""
+    return alternately(baselines.mx_cast(source, target, size), baselines.torchao_mx_cast(source, target, size), repeat)
+
+
 def user_loop_timed(group, source, target, size, repeat):
     """Median milliseconds of a user's prange loop over ml_dtypes elements and of
     ``numbacast.cast`` of the same conversion, both into a reused output."""
@@ -353,6 +358,16 @@ def make_groups():
             Target(">=", 100),
             speedup,
             mx_gfloat_timed,
+            speedup=True,
+        ),
+        Group(
+            "mx-torchao",
+            "FLOAT to MX formats, against torchao's to_mx (eager, CPU; where torchao is installed)",
+            "torchao",
+            tuple((FLOAT, f) for f in baselines.MX_FORMATS if f.name in baselines.TORCHAO_ELEMENTS),
+            Target(">", 1),
+            speedup,
+            mx_torchao_timed,
             speedup=True,
         ),
         Group(
