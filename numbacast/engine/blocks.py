@@ -74,13 +74,25 @@ def scale_conversion(fmt: BlockFormat):
 
 
 @functools.cache
-def decoding(t: OnnxType):
-    """The cast of ``t``'s codes to DOUBLE (exact)."""
-    return Conversion.make(t, DOUBLE)
+def decoding(t: OnnxType, real: OnnxType = DOUBLE):
+    """The cast of ``t``'s codes to ``real`` (DOUBLE or FLOAT; exact)."""
+    return Conversion.make(t, real)
 
 
 def _real(conversion):
     return np.float64 if conversion.conversion.source is DOUBLE else np.float32
+
+
+def in_source_type(value, conversion):
+    """``value`` in the source type of ``conversion`` (FLOAT or DOUBLE; ``@njit`` only)."""
+    raise TypeError("in_source_type() is for @njit code")
+
+
+@overload(in_source_type, jit_options={"nogil": True})
+def _overload_in_source_type(value, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda value, conversion: real(value)
 
 
 def block_value(code, scale_decode, unit):
@@ -343,7 +355,7 @@ def _dequantize_task(
         start = offset + b * block_size
         end = offset + min((b + 1) * block_size, n)
         line, result = elements[start:end], out[start:end]
-        scale = block_value(scales[row, b], scale_decode, unit)
+        scale = in_source_type(block_value(scales[row, b], scale_decode, unit), output)
         for k in range(line.size):
             result[k] = convert(convert(line[k], element_decode) * scale, output)
 
@@ -441,12 +453,16 @@ def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
     return np.int64(SCALE_RULES.index(rule)), params
 
 
-def element_decoding(fmt: BlockFormat):
-    """``(decode, unit)``: the cast of the stored elements to DOUBLE, and the
-    power of two their values carry besides the scales (2**-6 for MXINT8)."""
-    if fmt.integer_elements:
-        return decoding(INT8), 2.0**MXINT8_EXPONENT
-    return decoding(fmt.element), 1.0
+def dequantizing(fmt: BlockFormat, output: OnnxType):
+    """``(decode, unit, store)`` of a dequantisation to ``output``: the cast of
+    the stored elements to the type the products are computed in, the power
+    of two their values carry besides the scales (2**-6 for MXINT8), and the
+    cast of a product to ``output``.  The products are computed in FLOAT for
+    a FLOAT output (an element times a block's scale, a float32 value, is
+    then rounded once, by the multiplication), else in DOUBLE (exact)."""
+    real = FLOAT if output is FLOAT else DOUBLE
+    unit = 2.0**MXINT8_EXPONENT if fmt.integer_elements else 1.0
+    return decoding(INT8 if fmt.integer_elements else fmt.element, real), unit, Conversion.make(real, output)
 
 
 def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
@@ -466,9 +482,8 @@ def dequantize_blocks(elements, scales, fmt: BlockFormat, block_size, output: On
     ``scales`` (codes, one per block of each row), cast to the float type
     ``output``: an array of its storage dtype."""
     out = np.empty(elements.shape, output.storage)
-    element_decode, unit = element_decoding(fmt)
+    element_decode, unit, output_conversion = dequantizing(fmt, output)
     codes = elements.view(kernel_dtype(element_decode.source))
-    output_conversion = Conversion.make(DOUBLE, output)
     args = (codes, scales, out.view(kernel_dtype(output)), decoding(fmt.scale), element_decode, output_conversion)
     split_run(DEQUANTIZE, elements.size, *args, np.int64(block_size), unit * float(tensor_scale))
     return out

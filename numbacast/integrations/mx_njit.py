@@ -139,9 +139,8 @@ def _overload_dequantize(q, to="float32"):
     target = {"float32": FLOAT, "float64": DOUBLE}.get(_literal(to, "to"))
     if target is None:
         raise errors.NumbaValueError(f"numbacast.mx.dequantize in @njit code gives 'float32' or 'float64', not {to!r}")
-    element_decode, unit = blocks.element_decoding(fmt)
+    element_decode, unit, output = blocks.dequantizing(fmt, target)
     scale_decode = blocks.decoding(fmt.scale)
-    output = blocks.Conversion.make(DOUBLE, target)
     code_dtype = np.dtype(np.int8) if fmt.element is INT8 else np.dtype(np.uint8)
     out_dtype = target.storage
     last = elements.ndim - 1
