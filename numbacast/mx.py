@@ -238,8 +238,9 @@ def _check_quantized(q):
 
 
 def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
-    """The values of ``q``: each element times its block's scale (times the
-    tensor scale for NVFP4), computed exactly, then rounded once to ``to``
+    """The values of ``q``: each element times its block's scale (for NVFP4
+    its float32 divisor, block scale times tensor scale rounded to float32),
+    computed exactly, then rounded once to ``to``
     (``"float32"``, ``"float64"``, ``"float16"`` or ``"bfloat16"``, ties to
     even, overflowing to infinity).  A NaN scale gives NaN for its whole
     block (docs/rules.md#rule-mx-dequantize)."""
