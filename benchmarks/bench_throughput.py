@@ -1,5 +1,7 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
+from numbacast import FLOAT
+
 from . import PACKED_PAIRS, ROUNDING_PAIRS, THROUGHPUT_PAIRS
 from .harness import baselines
 from .harness.bench import DEFAULT_SIZE
@@ -48,7 +50,25 @@ class PackedCast(_Throughput):
         return packed, baselines.trivial_packed_cast(source, target, size)
 
 
-class Rounding:
+class _AgainstGfloat:
+    """Times ``self.cast``, ``self.trivial`` and ``self.gfloat`` (None where
+    gfloat cannot run the row: ``gfloat_missing`` says why), made by ``setup``."""
+
+    gfloat_missing = ""
+
+    def time_cast(self, *params):
+        self.cast()
+
+    def time_trivial_kernel(self, *params):
+        self.trivial()
+
+    def time_gfloat(self, *params):
+        if self.gfloat is None:
+            raise NotImplementedError(self.gfloat_missing)
+        self.gfloat()
+
+
+class Rounding(_AgainstGfloat):
     """``numbacast.cast(..., rounding=mode)`` of 16M elements for each mode;
     ``time_trivial_kernel`` is the practical limit, ``time_gfloat`` (stochastic
     rounding into FLOAT8E4M3FN only, where gfloat is installed) gfloat's
@@ -56,6 +76,7 @@ class Rounding:
 
     pairs = ROUNDING_PAIRS
     modes = ("toward_zero", "nearest_away", "stochastic")
+    gfloat_missing = "gfloat: stochastic rounding into a float8 type, with gfloat installed"
     param_names = ["pair", "mode"]
     params = [list(pairs), list(modes)]
     timeout = 600
@@ -73,13 +94,30 @@ class Rounding:
             except baselines.Unavailable:
                 pass
 
-    def time_cast(self, pair, mode):
-        self.cast()
 
-    def time_trivial_kernel(self, pair, mode):
-        self.trivial()
+class BlockFormats(_AgainstGfloat):
+    """``numbacast.mx.quantize`` of 16M float32 elements to each block format
+    and ``dequantize`` back; ``time_trivial_kernel`` reads float32 and writes
+    one byte per element (or back), ``time_gfloat`` (MX formats, where gfloat
+    is installed) runs gfloat's ``quantize_block`` on 1/512 of the data (its
+    time is that share of gfloat's)."""
 
-    def time_gfloat(self, pair, mode):
-        if self.gfloat is None:
-            raise NotImplementedError("gfloat: stochastic rounding into a float8 type, with gfloat installed")
-        self.gfloat()
+    formats = {f.name: f for f in baselines.MX_FORMATS}
+    gfloat_missing = "gfloat: quantising to an MX format, with gfloat installed"
+    directions = ("quantize", "dequantize")
+    param_names = ["format", "direction"]
+    params = [list(formats), list(directions)]
+    timeout = 600
+
+    def setup(self, name, direction):
+        fmt = self.formats[name]
+        source, target = (FLOAT, fmt) if direction == "quantize" else (fmt, FLOAT)
+        self.cast = baselines.mx_cast(source, target, DEFAULT_SIZE)
+        self.trivial = baselines.trivial_mx_cast(source, target, DEFAULT_SIZE)
+        self.cast(), self.trivial()  # compile, or load from the disk cache
+        self.gfloat = None
+        if direction == "quantize":
+            try:
+                self.gfloat, _ = baselines.gfloat_quantize_blocks(source, target, DEFAULT_SIZE)
+            except baselines.Unavailable:
+                pass

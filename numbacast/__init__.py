@@ -12,6 +12,7 @@ The package reads as the pipeline a cast runs through:
   compiled kernels, the disk cache, argument checks, running a conversion
   over arrays;
 * :mod:`numbacast.api` -- :func:`cast`: argument checks, then dispatch;
+  :mod:`numbacast.mx` -- block-scaled formats (OCP MX, NVFP4) on top of it;
 * :mod:`numbacast.text`, :mod:`numbacast.packing` -- ONNX STRING and the
   packed wire layout of the sub-byte types;
 * :mod:`numbacast.onnx` -- the operators version by version, TensorProtos,
@@ -112,7 +113,7 @@ __all__ = [
 ]
 
 #: Submodules that ``numbacast.<name>`` imports on first use (they are not needed by ``cast``).
-_SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx"}
+_SUBMODULES = {"scalar": ".integrations.scalar", "onnx": ".onnx", "mx": ".mx"}
 
 #: Names that ``numbacast.<name>`` imports from the Numba-compiled layers on first use:
 #: ``import numbacast`` does not import Numba (see :func:`numbacast.api.runtime`).
@@ -140,8 +141,9 @@ def __dir__():
 
 
 def _register_with_numba():
-    """Teach Numba ``numbacast.cast`` inside ``@njit`` code (:mod:`numbacast.integrations.njit`)."""
-    from .integrations import njit  # noqa: F401
+    """Teach Numba ``numbacast.cast`` and ``numbacast.mx`` inside ``@njit`` code
+    (:mod:`numbacast.integrations.njit`, :mod:`numbacast.integrations.mx_njit`)."""
+    from .integrations import mx_njit, njit  # noqa: F401
 
 
 def _register_before_numba_compiles():

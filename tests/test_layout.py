@@ -20,7 +20,7 @@ LAYERS = (
     ("numbacast.formats",),
     ("numbacast.engine",),
     ("numbacast.text", "numbacast.packing", "numbacast.integrations.dask_array"),
-    ("numbacast.api",),
+    ("numbacast.api", "numbacast.mx"),
     ("numbacast.onnx", "numbacast.integrations"),
     ("numbacast.cli", "numbacast.__main__", "numbacast"),
 )

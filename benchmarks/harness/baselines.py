@@ -14,11 +14,12 @@ the low bits.  Like every cast timed here they allocate their output.
 
 import functools
 import importlib
+from dataclasses import dataclass
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from numbacast import FLOAT, cast
+from numbacast import FLOAT, UINT8, cast
 
 #: The trivial kernels: compiled like numbacast's (parallel, no GIL), cached beside this file.
 cached_njit = functools.partial(njit, cache=True)
@@ -267,3 +268,71 @@ def cast_model(source, target, opset):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = helper.find_min_ir_version_for(model.opset_import)
     return model.SerializeToString()
+
+
+@dataclass(frozen=True)
+class BlockFormatName:
+    """A block format as one side of a bench pair (``numbacast.mx``)."""
+
+    name: str
+
+    @property
+    def onnx_name(self):
+        return self.name
+
+
+#: The block formats of the ``mx`` bench rows.
+MX_FORMATS = tuple(map(BlockFormatName, ("mxfp8_e4m3", "mxfp4_e2m1", "nvfp4")))
+
+#: gfloat's per-block functions run on ``size // GFLOAT_BLOCK_SHARE`` elements, their time scaled up.
+GFLOAT_BLOCK_SHARE = 512
+
+
+def mx_cast(source, target, size):
+    """``numbacast.mx.quantize`` of a FLOAT sample (``target`` a block format),
+    or ``numbacast.mx.dequantize`` of its result to FLOAT (``source`` one)."""
+    import numbacast.mx
+
+    x = sample(FLOAT, size)
+    if source is FLOAT:
+        return lambda: numbacast.mx.quantize(x, target.name)
+    q = numbacast.mx.quantize(x, source.name)
+    return lambda: numbacast.mx.dequantize(q)
+
+
+def trivial_mx_cast(source, target, size):
+    """The trivial kernel of the same traffic: FLOAT to one byte per element, or back."""
+    return trivial_cast(FLOAT, UINT8, size) if source is FLOAT else trivial_cast(UINT8, FLOAT, size)
+
+
+def gfloat_quantize_blocks(source, target, size):
+    """gfloat's ``quantize_block`` with ``compute_scale_amax`` over blocks of 32
+    (MX formats only), on ``size // GFLOAT_BLOCK_SHARE`` elements: returns
+    ``(run, share)``, the time of ``run`` to be multiplied by ``share``."""
+    gfloat = optional_module("gfloat")
+    formats = optional_module("gfloat.formats")
+    fi = getattr(formats, f"format_info_{target.name}", None)
+    if source is not FLOAT or fi is None:
+        raise Unavailable("MX formats from FLOAT only")
+    blocks = sample(FLOAT, size)[: size // GFLOAT_BLOCK_SHARE].astype(np.float64).reshape(-1, 32)
+
+    def run():
+        return [gfloat.quantize_block(fi, block, gfloat.compute_scale_amax) for block in blocks]
+
+    return run, GFLOAT_BLOCK_SHARE
+
+
+#: torchao's element dtypes of the MX formats, by the names of :data:`MX_FORMATS`.
+TORCHAO_ELEMENTS = {"mxfp8_e4m3": "float8_e4m3fn", "mxfp4_e2m1": "float4_e2m1fn_x2"}
+
+
+def torchao_mx_cast(source, target, size):
+    """torchao's ``to_mx`` (eager, CPU) of a FLOAT sample to an MX format, blocks of 32."""
+    optional_module("torchao")
+    torch = torch_module()
+    mx_tensor = optional_module("torchao.prototype.mx_formats.mx_tensor")
+    if source is not FLOAT or target.name not in TORCHAO_ELEMENTS:
+        raise Unavailable("FLOAT to mxfp8_e4m3 and mxfp4_e2m1 only")
+    x = torch.from_numpy(sample(FLOAT, size).copy())
+    dtype = getattr(torch, TORCHAO_ELEMENTS[target.name])
+    return lambda: mx_tensor.to_mx(x, dtype, 32)

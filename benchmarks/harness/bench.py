@@ -196,6 +196,25 @@ def alternately(ours_cast, their_cast, repeat):
     return 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
 
 
+def mx_timed(group, source, target, size, repeat):
+    """Median milliseconds of a block-format quantise (or dequantise) and of the trivial kernel."""
+    return alternately(baselines.mx_cast(source, target, size), baselines.trivial_mx_cast(source, target, size), repeat)
+
+
+def mx_gfloat_timed(group, source, target, size, repeat):
+    """Median milliseconds of numbacast's quantise and of gfloat's per-block
+    ``quantize_block`` on a share of the data, scaled up to ``size``."""
+    ours_cast = baselines.mx_cast(source, target, size)
+    their_cast, share = baselines.gfloat_quantize_blocks(source, target, size)
+    ours, theirs = alternately(ours_cast, their_cast, max(repeat // 3, 1))
+    return ours, theirs * share
+
+
+def mx_torchao_timed(group, source, target, size, repeat):
+    """Median milliseconds of numbacast's quantise and of torchao's ``to_mx``."""
+    return alternately(baselines.mx_cast(source, target, size), baselines.torchao_mx_cast(source, target, size), repeat)
+
+
 def user_loop_timed(group, source, target, size, repeat):
     """Median milliseconds of a user's prange loop over ml_dtypes elements and of
     ``numbacast.cast`` of the same conversion, both into a reused output."""
@@ -298,6 +317,37 @@ def make_groups():
             baselines.gfloat_stochastic_cast,
             speedup=True,
             options=(("rounding", "stochastic"), ("seed", 0)),
+        ),
+        Group(
+            "mx",
+            "FLOAT to block formats (numbacast.mx.quantize) and back (dequantize), against the trivial kernel "
+            "reading float32 and writing one byte per element (or back); both allocate a fresh output",
+            "trivial",
+            tuple((FLOAT, f) for f in baselines.MX_FORMATS) + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
+            Target("<=", 1.5),
+            at_most,
+            mx_timed,
+        ),
+        Group(
+            "mx-gfloat",
+            "FLOAT to MX formats, against gfloat's quantize_block per block of 32 (run on 1/512 of the data, "
+            "its time scaled up)",
+            "gfloat",
+            tuple((FLOAT, f) for f in baselines.MX_FORMATS if f.name != "nvfp4"),
+            Target(">=", 100),
+            speedup,
+            mx_gfloat_timed,
+            speedup=True,
+        ),
+        Group(
+            "mx-torchao",
+            "FLOAT to MX formats, against torchao's to_mx (eager, CPU; where torchao is installed)",
+            "torchao",
+            tuple((FLOAT, f) for f in baselines.MX_FORMATS if f.name in baselines.TORCHAO_ELEMENTS),
+            Target(">", 1),
+            speedup,
+            mx_torchao_timed,
+            speedup=True,
         ),
         Group(
             "ml_dtypes",

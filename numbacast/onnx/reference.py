@@ -2,8 +2,8 @@
 
 Needs the onnx package (``pip install "numbacast[onnx]"``).
 ``onnx.reference.ReferenceEvaluator(model, new_ops=numbacast.onnx.ops)`` runs
-every Cast and CastLike node of the model through numbacast, as the version in
-force at the model's opset.
+every Cast, CastLike, QuantizeLinear and DequantizeLinear node of the model
+through numbacast, as the version in force at the model's opset.
 """
 
 try:
@@ -14,6 +14,7 @@ except ImportError as error:
 
 from . import versions
 from .operators import cast, castlike
+from .quantization import dequantize_linear, quantize_linear
 
 
 class _VersionedOp(OpRun):
@@ -38,5 +39,15 @@ class CastLike(_VersionedOp):
         return (castlike(x, like, opset=self.spec.opset, saturate=saturate, round_mode=round_mode),)
 
 
+class QuantizeLinear(_VersionedOp):
+    def _run(self, x, y_scale, y_zero_point=None, **attributes):
+        return (quantize_linear(x, y_scale, y_zero_point, opset=self.spec.opset, **attributes),)
+
+
+class DequantizeLinear(_VersionedOp):
+    def _run(self, x, x_scale, x_zero_point=None, **attributes):
+        return (dequantize_linear(x, x_scale, x_zero_point, opset=self.spec.opset, **attributes),)
+
+
 #: The operators to give ``onnx.reference.ReferenceEvaluator(..., new_ops=ops)``.
-ops = [Cast, CastLike]
+ops = [Cast, CastLike, QuantizeLinear, DequantizeLinear]

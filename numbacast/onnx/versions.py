@@ -1,4 +1,6 @@
-"""The versions of the ONNX ``Cast`` and ``CastLike`` operators, as data.
+"""The versions of the ONNX ``Cast`` and ``CastLike`` operators, as data
+(and the opsets of ``QuantizeLinear`` and ``DequantizeLinear``, whose
+types are in :mod:`numbacast.onnx.quantization`).
 
 An operator version is in force from its opset until the next version: at
 opset 22, Cast-21 is in force.  Each version differs from the one before in
@@ -30,6 +32,8 @@ from ..formats.registry import REFUSED, TYPES
 VERSIONS = {
     "Cast": (1, 6, 9, 13, 19, 21, 23, 24, 25, 28),
     "CastLike": (15, 19, 21, 23, 24, 25, 28),
+    "QuantizeLinear": (10, 13, 19, 21, 23, 24, 25),
+    "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25),
 }
 
 #: The newest opset whose operators this module describes.
@@ -171,7 +175,7 @@ class OperatorVersion:
 
 
 def in_force(op, opset):
-    """The :class:`OperatorVersion` of ``op`` ("Cast" or "CastLike") in force at ``opset``."""
+    """The :class:`OperatorVersion` of ``op`` (a name of :data:`VERSIONS`) in force at ``opset``."""
     if not is_integer(opset):
         raise TypeError(f"opset must be an integer, not {opset!r}")
     opset = int(opset)

@@ -1,0 +1,489 @@
+"""Block-scaled quantisation kernels: one fused pass per block, parallel over blocks.
+
+:func:`quantize_blocks` quantises a 2-D C-contiguous array along its last
+axis, cut into blocks of ``block_size`` (the last one shorter when the length
+is not a multiple): for each block, in one task of a ``prange`` loop, the
+largest magnitude (read once, the block then sits in cache), the scale from
+it, and every element scaled and rounded.  :func:`dequantize_blocks` goes back.
+
+Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
+FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,
+and every element is a cast to its element type, both through the
+:class:`~numbacast.engine.conversion.Conversion` of the engine (the same
+generated encoders and rounding modes as :func:`numbacast.cast`).  The rules
+are in docs/rules.md (``rule-mx-*``).
+
+Scale rules (``SCALE_RULES``; ``emax`` the exponent of the element's largest
+power of two, ``max`` its largest value, ``m`` its mantissa bits):
+
+* ``floor``: ``2**(floor(log2 amax) - emax)``, the cast to FLOAT8E8M0 rounding
+  down of ``amax * 2**-emax``;
+* ``ceil``: ``2**(ceil(log2 amax) - emax)``, one code up unless ``amax`` is a
+  power of two;
+* ``even``: ``floor`` of ``amax`` first rounded to ``m`` mantissa bits (ties
+  to even, into the next binade when it carries);
+* ``rceil``: ``2**ceil(log2(amax / max))``, the smallest power of two by which
+  ``max`` reaches ``amax`` (checked exactly).
+
+The FLOAT8E8M0 cast saturates: a scale below ``2**-127`` (and ``amax`` = 0)
+is ``2**-127``, one above ``2**127`` (and an infinite ``amax``) is ``2**127``;
+a NaN ``amax`` gives the NaN scale, and every element of such a block is the
+element type's encoding of NaN.
+"""
+
+import functools
+
+import numpy as np
+from numba import prange, types
+from numba.extending import overload
+
+from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
+from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
+from .bits import float32_from_bits, float64_from_bits, float_bits
+from .cache import cached_njit, serial_version
+from .conversion import Conversion, ConversionType, convert, kernel_dtype
+from .kernels import PARALLEL_MIN, split_run, take_turns
+from .rounding import random64
+from .stochastic import convert_random
+
+FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
+
+#: The values of ``scale_rule=``, the default first.
+SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
+
+#: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
+E8M0_LOW, E8M0_HIGH = 0, 254
+
+
+@functools.cache
+def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=None, stochastic_bits=None):
+    """The cast of a scaled value (FLOAT, or DOUBLE when ``wide``: the type
+    of the input) to ``fmt``'s element grid."""
+    source = DOUBLE if wide else FLOAT
+    return Conversion.make(source, fmt.grid, saturate, rounding=rounding, stochastic_bits=stochastic_bits)
+
+
+@functools.cache
+def scale_conversion(fmt: BlockFormat):
+    """The cast that makes a scale: DOUBLE to FLOAT8E8M0 rounding down,
+    saturating (every MX scale rule starts from it); for NVFP4, DOUBLE to
+    FLOAT8E4M3FN (ties to even, saturating)."""
+    if fmt.tensor_scale:
+        return Conversion.make(DOUBLE, fmt.scale, True)
+    return Conversion.make(DOUBLE, FLOAT8E8M0, True, "down")
+
+
+@functools.cache
+def decoding(t: OnnxType, real: OnnxType = DOUBLE):
+    """The cast of ``t``'s codes to ``real`` (DOUBLE or FLOAT; exact)."""
+    return Conversion.make(t, real)
+
+
+def _real(conversion):
+    return np.float64 if conversion.conversion.source is DOUBLE else np.float32
+
+
+def in_source_type(value, conversion):
+    """``value`` in the source type of ``conversion`` (FLOAT or DOUBLE; ``@njit`` only)."""
+    raise TypeError("in_source_type() is for @njit code")
+
+
+@overload(in_source_type, jit_options={"nogil": True})
+def _overload_in_source_type(value, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda value, conversion: real(value)
+
+
+def block_value(code, scale_decode, unit):
+    """What the elements of a block of scale ``code`` are multiplied by when
+    dequantised: the scale times ``unit`` (exact) for MX, :func:`nvfp4_divisor`
+    for NVFP4 (``unit`` the tensor scale).  ``@njit`` only."""
+    raise TypeError("block_value() is for @njit code")
+
+
+@overload(block_value, jit_options={"nogil": True})
+def _overload_block_value(code, scale_decode, unit):
+    if not isinstance(scale_decode, ConversionType):
+        return None
+    if scale_decode.conversion.source is FLOAT8E8M0:
+        return lambda code, scale_decode, unit: convert(code, scale_decode) * unit
+    return lambda code, scale_decode, unit: nvfp4_divisor(convert(code, scale_decode), unit)
+
+
+@cached_njit(nogil=True)
+def nvfp4_divisor(scale, tensor_scale):
+    """NVFP4's divisor of a block: its scale times the tensor scale, rounded
+    to float32 (as a float64).  A block's elements are its values divided
+    by it, and dequantise as element times it."""
+    return np.float64(np.float32(scale * tensor_scale))
+
+
+def new_weights(size, conversion):
+    """An empty array for ``size`` block weights (see :func:`block_scale`) (``@njit`` only)."""
+    raise TypeError("new_weights() is for @njit code")
+
+
+@overload(new_weights, jit_options={"nogil": True})
+def _overload_new_weights(size, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda size, conversion: np.empty(size, real)
+
+
+def scaled(x, weight, conversion, block):
+    """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
+    conversion's source type; a NaN scale gives +NaN (``@njit`` only)."""
+    raise TypeError("scaled() is for @njit code")
+
+
+@overload(scaled, jit_options={"nogil": True})
+def _overload_scaled(x, weight, conversion, block):
+    if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
+        return None
+    c = conversion.conversion
+    real = _real(conversion)
+    nan = real(np.nan)
+    if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's divisor
+        return lambda x, weight, conversion, block: nan if weight != weight else real(x) / weight
+    if c.rounding in ("nearest_even", "nearest_away"):
+        return lambda x, weight, conversion, block: nan if weight != weight else real(x) * weight
+    tiny = real(np.finfo(real).smallest_subnormal)
+
+    def multiply_keeping_nonzero(x, weight, conversion, block):
+        # A product that underflows to 0 is below the target's smallest step,
+        # where every non-zero value rounds alike, in the directed modes too.
+        v = real(x) * weight
+        if v == 0 and x != 0:
+            v = tiny if x > 0 else -tiny
+        return nan if weight != weight else v
+
+    return multiply_keeping_nonzero
+
+
+def encode_element(v, conversion, key, index):
+    """The grid code of the scaled value ``v`` (``@njit`` only): stochastic
+    conversions draw the random number of element ``index`` of ``key``."""
+    raise TypeError("encode_element() is for @njit code")
+
+
+@overload(encode_element, jit_options={"nogil": True})
+def _overload_encode_element(v, conversion, key, index):
+    if not isinstance(conversion, ConversionType):
+        return None
+    if conversion.conversion.stochastic:
+        drop = np.uint64(64 - conversion.conversion.stochastic_bits)
+        return lambda v, conversion, key, index: convert_random(v, conversion, random64(key, index) >> drop)
+    return lambda v, conversion, key, index: convert(v, conversion)
+
+
+def store_element(code, conversion):
+    """The stored element of a grid code: itself, or for MXINT8 the int8 of
+    its sign and magnitude, clamped to -128 .. 127 (``@njit`` only)."""
+    raise TypeError("store_element() is for @njit code")
+
+
+@overload(store_element, jit_options={"nogil": True})
+def _overload_store_element(code, conversion):
+    if not isinstance(conversion, ConversionType):
+        return None
+    grid = conversion.conversion.target.format
+    if grid.bits <= 8:
+        return lambda code, conversion: np.uint8(code)
+    sign_shift, mask = np.uint32(grid.sign_shift), np.uint32(grid.magnitude_mask)
+    top_positive, top_negative = np.int32(127), np.int32(128)
+
+    def to_int8(code, conversion):
+        magnitude = np.int32(np.uint32(code) & mask)
+        if (np.uint32(code) >> sign_shift) != 0:
+            return np.int8(-min(magnitude, top_negative))
+        return np.int8(min(magnitude, top_positive))
+
+    return to_int8
+
+
+def block_amax(values):
+    """The largest magnitude of the 1-D array ``values`` as a float64, NaN when one
+    is NaN (``@njit`` only).  The magnitude bits order like the magnitudes,
+    with the NaNs above infinity: an integer maximum, which vectorises."""
+    raise TypeError("block_amax() is for @njit code")
+
+
+@overload(block_amax, jit_options={"nogil": True})
+def _overload_block_amax(values):
+    wide = values.dtype == types.float64
+    uint, from_bits = (np.uint64, float64_from_bits) if wide else (np.uint32, float32_from_bits)
+    mask = uint(0x7FFFFFFFFFFFFFFF if wide else 0x7FFFFFFF)
+
+    def amax(values):
+        top = uint(0)
+        for j in range(values.size):
+            bits = uint(float_bits(values[j]) & mask)
+            top = bits if bits > top else top
+        return np.float64(from_bits(top))
+
+    return amax
+
+
+def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+    """``(code, weight)``: the scale code of a block whose largest magnitude is
+    ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`;
+    ``unscale`` is ``2**-emax``),
+    and what its elements are scaled by in the element ``conversion``'s
+    source type: ``1 / scale`` for MX (exact: a power of two, made from the
+    code's bits; NaN for the NaN scale), for NVFP4 the divisor
+    :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
+    raise TypeError("block_scale() is for @njit code")
+
+
+@overload(block_scale, jit_options={"nogil": True})
+def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+    if not isinstance(block, ConversionType) or not isinstance(conversion, ConversionType):
+        return None
+    decode = decoding(block.conversion.target)
+    if block.conversion.target is not FLOAT8E8M0:
+        real = _real(conversion)
+
+        def nvfp4_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+            code = np.uint8(convert(amax / (largest * tensor_scale), block))
+            divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
+            return code, real(np.inf) if divisor == 0 else divisor
+
+        return nvfp4_scale
+    real = _real(conversion)
+    one = np.uint8(1)
+    exponent_field = np.uint64(0x7FF0000000000000)
+    mantissa_field = np.uint64((1 << 52) - 1)
+    low, high, nan_code = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH), np.uint8(FLOAT8E8M0.format.quiet_nan_code)
+    smallest = 2.0 ** (E8M0_LOW - 127)
+    inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
+    ceil, even, rceil = (SCALE_RULES.index(rule) for rule in (CEIL, EVEN, RCEIL))
+
+    def mx_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+        value = amax * unscale
+        if rule == even and amax < np.inf:  # amax rounded to the element's precision first
+            value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
+        if rule == rceil:
+            value = amax / largest
+        code = np.uint8(convert(value, block))  # 2**floor(log2 value), within the range
+        if rule == ceil and code < high and value >= smallest and (float_bits(value) & mantissa_field) != 0:
+            code = np.uint8(code + one)
+        if rule == rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
+            for _ in range(2):
+                if code < high and largest * convert(code, decode) < amax:
+                    code = np.uint8(code + one)
+            if code > low and largest * convert(np.uint8(code - one), decode) >= amax:
+                code = np.uint8(code - one)
+        weight = real(float64_from_bits(np.uint64(inverse_bias - np.uint64(code)) << np.uint64(52)))
+        return code, real(np.nan) if code == nan_code else weight
+
+    return mx_scale
+
+
+#: Elements per task of the parallel loops, at least: a task takes whole blocks
+#: of one line, so that the element loops are long enough to run in vector lanes.
+TASK_ELEMENTS = 512
+
+
+@cached_njit(nogil=True)
+def _tasks(rows, n, block_size):
+    """``(blocks per task, tasks per row)`` of lines of ``n`` elements."""
+    group = max(1, TASK_ELEMENTS // block_size)
+    nb = (n + block_size - 1) // block_size
+    return group, (nb + group - 1) // group
+
+
+@cached_njit(nogil=True)
+def _task_span(t, per_row, group, nb, n, block_size):
+    """``(row, first block, end block, first element, end element)`` of task ``t``."""
+    row, k = divmod(np.int64(t), per_row)
+    b0 = k * group
+    b1 = min(b0 + group, nb)
+    return row, b0, b1, b0 * block_size, min(b1 * block_size, n)
+
+
+@cached_njit(nogil=True)
+def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
+    """Task ``t`` of :func:`quantize_kernel`: the scales of its blocks first
+    (independent of each other, so the processor overlaps them), then each
+    block's elements scaled and rounded, over slices of the flat arrays
+    indexed from 0 (contiguous loads and stores, in vector lanes)."""
+    block_size, unscale, largest, half_step, tensor_scale = params
+    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    offset = row * n
+    weights = new_weights(b1 - b0, conversion)
+    for b in range(b0, b1):
+        start = offset + b * block_size
+        line = src[start : offset + min((b + 1) * block_size, n)]
+        code, weights[b - b0] = block_scale(
+            block_amax(line), block, conversion, rule, unscale, largest, half_step, tensor_scale
+        )
+        scales[row, b] = code
+    for b in range(b0, b1):
+        start = offset + b * block_size
+        end = offset + min((b + 1) * block_size, n)
+        line, out, weight = src[start:end], elements[start:end], weights[b - b0]
+        for k in range(line.size):
+            v = scaled(line[k], weight, conversion, block)
+            out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
+
+
+@cached_njit(parallel=True, nogil=True)
+def quantize_kernel(src, elements, scales, block, conversion, rule, params, key):
+    """Every block of ``src`` quantised, parallel over tasks of whole blocks
+    (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
+    array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
+    ``scales`` the scale codes (uint8, one per block of each row), ``block``
+    the scale's conversion and ``conversion`` the elements', ``params`` =
+    ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
+    of stochastic rounding."""
+    rows, n = src.shape
+    group, per_row = _tasks(rows, n, params[0])
+    flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
+    for t in prange(rows * per_row):
+        _quantize_task(t, per_row, group, n, flat_src, flat_elements, scales, block, conversion, rule, params, key)
+
+
+@cached_njit(nogil=True)
+def _dequantize_task(
+    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit
+):
+    """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays, indexed from 0)."""
+    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    offset = row * n
+    for b in range(b0, b1):
+        start = offset + b * block_size
+        end = offset + min((b + 1) * block_size, n)
+        line, result = elements[start:end], out[start:end]
+        scale = in_source_type(block_value(scales[row, b], scale_decode, unit), output)
+        for k in range(line.size):
+            result[k] = convert(convert(line[k], element_decode) * scale, output)
+
+
+@cached_njit(parallel=True, nogil=True)
+def dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """Every element times its block's scale times ``unit`` (the tensor scale
+    of NVFP4, ``2**-6`` for MXINT8, else 1), exact in float64, then cast by
+    ``output`` into ``out``; parallel over tasks of whole blocks."""
+    rows, n = elements.shape
+    group, per_row = _tasks(rows, n, block_size)
+    flat_elements, flat_out = elements.reshape(-1), out.reshape(-1)
+    for t in prange(rows * per_row):
+        _dequantize_task(
+            t,
+            per_row,
+            group,
+            n,
+            flat_elements,
+            scales,
+            flat_out,
+            scale_decode,
+            element_decode,
+            output,
+            block_size,
+            unit,
+        )
+
+
+@cached_njit(parallel=True, nogil=True)
+def amax_kernel(flat, chunk):
+    """The largest magnitude of a flat float32 or float64 array (NaN when one
+    is NaN), parallel over chunks of ``chunk`` elements."""
+    count = (flat.size + chunk - 1) // chunk
+    tops = np.zeros(max(count, 1))
+    for c in prange(count):
+        tops[c] = block_amax(flat[c * chunk : (c + 1) * chunk])
+    top = 0.0
+    for c in range(count):
+        top = top if tops[c] <= top else tops[c]
+    return top
+
+
+#: Elements per task of :func:`amax_kernel`.
+AMAX_CHUNK = 1 << 16
+
+#: ``(serial, parallel)`` compilations of each loop, for :func:`~numbacast.engine.kernels.split_run`.
+quantize_serial, dequantize_serial, amax_serial = map(serial_version, (quantize_kernel, dequantize_kernel, amax_kernel))
+QUANTIZE = (quantize_serial, quantize_kernel)
+DEQUANTIZE = (dequantize_serial, dequantize_kernel)
+
+
+@cached_njit(nogil=True)
+def nvfp4_tensor_scale(flat):
+    """NVFP4's default per-tensor scale of the flat float array ``flat``:
+    ``amax / (448 * 6)`` rounded to float32, 1.0 when that is not a positive
+    finite float32; the serial or parallel amax loop by the size."""
+    if flat.size < PARALLEL_MIN:
+        amax = amax_serial(flat, AMAX_CHUNK)
+    else:
+        amax = amax_kernel(flat, AMAX_CHUNK)
+    value = np.float32(amax / 2688.0)
+    if not (value > 0 and value < np.inf):
+        value = np.float32(1.0)
+    return value
+
+
+@cached_njit(nogil=True)
+def quantize_any(src, elements, scales, block, conversion, rule, params, key):
+    """:func:`quantize_kernel` or its serial twin by the size of ``src``, for ``@njit`` code."""
+    if src.size < PARALLEL_MIN:
+        quantize_serial(src, elements, scales, block, conversion, rule, params, key)
+    else:
+        quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
+
+
+@cached_njit(nogil=True)
+def dequantize_any(elements, scales, out, scale_decode, element_decode, output, block_size, unit):
+    """:func:`dequantize_kernel` or its serial twin by the size, for ``@njit`` code."""
+    if elements.size < PARALLEL_MIN:
+        dequantize_serial(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+    else:
+        dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+
+
+def tensor_scale_of(flat):
+    """:func:`nvfp4_tensor_scale` from Python (taking turns with the other parallel kernels)."""
+    return np.float32(take_turns(nvfp4_tensor_scale, flat))
+
+
+def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
+    """``(rule, params)``, the run-time arguments of :func:`quantize_kernel`."""
+    half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
+    params = (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale))
+    return np.int64(SCALE_RULES.index(rule)), params
+
+
+def dequantizing(fmt: BlockFormat, output: OnnxType):
+    """``(decode, unit, store)`` of a dequantisation to ``output``: the cast of
+    the stored elements to the type the products are computed in, the power
+    of two their values carry besides the scales (2**-6 for MXINT8), and the
+    cast of a product to ``output``.  The products are computed in FLOAT for
+    a FLOAT output (an element times a block's scale, a float32 value, is
+    then rounded once, by the multiplication), else in DOUBLE (exact)."""
+    real = FLOAT if output is FLOAT else DOUBLE
+    unit = 2.0**MXINT8_EXPONENT if fmt.integer_elements else 1.0
+    return decoding(INT8 if fmt.integer_elements else fmt.element, real), unit, Conversion.make(real, output)
+
+
+def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
+    """``(elements, scales)`` of the 2-D C-contiguous float32 or float64 array
+    ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
+    rows, n = src.shape
+    elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
+    scales = np.empty((rows, -(-n // block_size)), np.uint8)
+    rule_index, params = quantize_parameters(fmt, block_size, rule, tensor_scale)
+    args = (src, elements, scales, scale_conversion(fmt), conversion, rule_index, params, np.uint64(key))
+    split_run(QUANTIZE, src.size, *args)
+    return elements, scales
+
+
+def dequantize_blocks(elements, scales, fmt: BlockFormat, block_size, output: OnnxType, tensor_scale=1.0):
+    """The values of 2-D ``elements`` (codes, C-contiguous) with their
+    ``scales`` (codes, one per block of each row), cast to the float type
+    ``output``: an array of its storage dtype."""
+    out = np.empty(elements.shape, output.storage)
+    element_decode, unit, output_conversion = dequantizing(fmt, output)
+    codes = elements.view(kernel_dtype(element_decode.source))
+    args = (codes, scales, out.view(kernel_dtype(output)), decoding(fmt.scale), element_decode, output_conversion)
+    split_run(DEQUANTIZE, elements.size, *args, np.int64(block_size), unit * float(tensor_scale))
+    return out

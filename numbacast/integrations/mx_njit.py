@@ -1,0 +1,169 @@
+"""``numbacast.mx.quantize`` and ``numbacast.mx.dequantize`` inside ``@njit`` code.
+
+A user's ``@njit`` function may call ``numbacast.mx.quantize(x, fmt)`` with
+``x`` a float32 or float64 array, ``fmt`` a literal format name, blocks along
+the last axis (``axis=-1``, the default, or the literal last axis), a
+``block_size`` (an integer, or None for the format's), and literal
+``scale_rule``, ``rounding`` (not "stochastic") and ``saturate``; it returns
+the same :class:`numbacast.mx.Quantized` named tuple as the Python call, and
+``numbacast.mx.dequantize(q)`` (``to`` a literal "float32" or "float64")
+takes it back.  Both run the kernels of the Python calls and give the same
+bits (docs/rules.md#rule-mx-scale-rules).  The options are checked when the
+function compiles, by the checks of the Python call and with their messages.
+"""
+
+import numpy as np
+from numba import types
+from numba.core import errors
+from numba.extending import overload
+
+from ..engine import blocks
+from ..engine.checks import check_rounding, check_saturate
+from ..formats.blocks import BLOCK_FORMATS, block_format
+from ..formats.registry import DOUBLE, FLOAT, INT8
+from ..mx import Quantized, dequantize, quantize
+from .njit import _checked, _literal
+from .numba_types import as_dtype
+
+
+def _last_axis(axis, ndim):
+    value = _literal(axis, "axis")
+    if value not in (-1, ndim - 1):
+        raise errors.NumbaValueError(
+            f"numbacast.mx.quantize in @njit code cuts blocks along the last axis (-1 or {ndim - 1}), not {value!r}; "
+            "move the axis last (np.ascontiguousarray(x.T)) or quantise in Python"
+        )
+
+
+@overload(quantize, prefer_literal=True, jit_options={"nogil": True})
+def _overload_quantize(
+    x,
+    fmt,
+    axis=-1,
+    block_size=None,
+    scale_rule="floor",
+    rounding="nearest_even",
+    saturate=True,
+    seed=None,
+    stochastic_bits=None,
+    tensor_scale=None,
+):
+    if not isinstance(x, types.Array) or not isinstance(fmt, types.Literal):
+        return None
+    if x.dtype not in (types.float32, types.float64):
+        raise errors.NumbaTypeError(
+            f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}"
+        )
+    block_format_ = _checked(block_format, fmt.literal_value)
+    _last_axis(axis, x.ndim)
+    rule = _literal(scale_rule, "scale_rule")
+    if rule not in blocks.SCALE_RULES or (block_format_.tensor_scale and rule != blocks.FLOOR):
+        raise errors.NumbaValueError(f"scale_rule must be one of {blocks.SCALE_RULES} (nvfp4: 'floor'), not {rule!r}")
+    mode, _ = _checked(lambda r: check_rounding(r, None, block_format_.grid), _literal(rounding, "rounding"))
+    if mode == "stochastic":
+        raise errors.NumbaValueError("rounding='stochastic' is for Python calls of numbacast.mx.quantize")
+    saturating = _checked(check_saturate, _literal(saturate, "saturate"))
+    if not all(
+        isinstance(a, (types.NoneType, types.Omitted)) or a is None for a in (seed, stochastic_bits, tensor_scale)
+    ):
+        raise errors.NumbaValueError(
+            "seed, stochastic_bits and tensor_scale are for Python calls of numbacast.mx.quantize"
+        )
+    conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode)
+    block = blocks.scale_conversion(block_format_)
+    rule_index = np.int64(blocks.SCALE_RULES.index(rule))
+    default_size = block_format_.block_size
+    name = block_format_.name
+    nvfp4 = block_format_.tensor_scale
+    element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
+    code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
+    scale_dtype = block_format_.scale.storage
+    unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
+    half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
+    last = x.ndim - 1
+
+    def impl(
+        x,
+        fmt,
+        axis=-1,
+        block_size=None,
+        scale_rule="floor",
+        rounding="nearest_even",
+        saturate=True,
+        seed=None,
+        stochastic_bits=None,
+        tensor_scale=None,
+    ):
+        size = default_size if block_size is None else block_size
+        if size <= 0:
+            raise ValueError("block_size must be a positive integer")
+        n = x.shape[last]
+        rows = x.size // n if n > 0 else 0
+        src = np.ascontiguousarray(x).reshape((rows, n))
+        nb = (n + size - 1) // size
+        scale = np.float32(1.0)
+        if nvfp4:
+            scale = blocks.nvfp4_tensor_scale(src.reshape(-1))
+        elements = np.empty(x.shape, element_dtype)
+        scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
+        params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
+        blocks.quantize_any(
+            src,
+            elements.reshape((rows, n)).view(code_dtype),
+            scales.reshape((rows, nb)).view(np.uint8),
+            block,
+            conversion,
+            rule_index,
+            params,
+            np.uint64(0),
+        )
+        return Quantized(elements, scales, last, size, name, scale)
+
+    return impl
+
+
+#: The format of each (element dtype, scale dtype) in @njit code.
+_FORMATS = {
+    (np.dtype(np.int8) if f.integer_elements else f.element.storage, f.scale.storage): f for f in BLOCK_FORMATS.values()
+}
+
+
+@overload(dequantize, prefer_literal=True, jit_options={"nogil": True})
+def _overload_dequantize(q, to="float32"):
+    if not isinstance(q, types.NamedTuple) or q.instance_class is not Quantized:
+        return None
+    elements, scales = q.types[0], q.types[1]
+    fmt = _FORMATS.get((as_dtype(elements.dtype), as_dtype(scales.dtype)))
+    if fmt is None:
+        raise errors.NumbaTypeError(f"no block format has elements of {elements.dtype} and scales of {scales.dtype}")
+    target = {"float32": FLOAT, "float64": DOUBLE}.get(_literal(to, "to"))
+    if target is None:
+        raise errors.NumbaValueError(f"numbacast.mx.dequantize in @njit code gives 'float32' or 'float64', not {to!r}")
+    element_decode, unit, output = blocks.dequantizing(fmt, target)
+    scale_decode = blocks.decoding(fmt.scale)
+    code_dtype = np.dtype(np.int8) if fmt.element is INT8 else np.dtype(np.uint8)
+    out_dtype = target.storage
+    last = elements.ndim - 1
+
+    def impl(q, to="float32"):
+        if q.axis != last:
+            raise ValueError("numbacast.mx.dequantize in @njit code takes blocks along the last axis")
+        n = q.elements.shape[last]
+        rows = q.elements.size // n if n > 0 else 0
+        nb = q.scales.shape[last]
+        if q.block_size <= 0 or nb != (n + q.block_size - 1) // q.block_size or q.scales.size != rows * nb:
+            raise ValueError("the scales do not fit the elements cut into blocks of block_size")
+        out = np.empty(q.elements.shape, out_dtype)
+        blocks.dequantize_any(
+            np.ascontiguousarray(q.elements).reshape((rows, n)).view(code_dtype),
+            np.ascontiguousarray(q.scales).reshape((rows, nb)).view(np.uint8),
+            out.reshape((rows, n)),
+            scale_decode,
+            element_decode,
+            output,
+            np.int64(q.block_size),
+            unit * np.float64(q.tensor_scale),
+        )
+        return out
+
+    return impl

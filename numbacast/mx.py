@@ -1,0 +1,380 @@
+"""Block-scaled formats: OCP Microscaling (MX) and NVIDIA's NVFP4.
+
+``numbacast.mx.quantize(x, fmt)`` cuts ``x`` along one axis into blocks
+(32 elements, 16 for NVFP4), gives each block a scale from its largest
+magnitude and rounds every element over its scale to the element type, in
+one compiled pass per block (parallel over blocks); :func:`dequantize` goes
+back.  The formats (:data:`FORMATS`): ``"mxfp8_e4m3"``, ``"mxfp8_e5m2"``,
+``"mxfp6_e2m3"``, ``"mxfp6_e3m2"``, ``"mxfp4_e2m1"``, ``"mxint8"`` and
+``"nvfp4"``.  The rules (scale rules, corner cases, the NVFP4 recipe) are in
+docs/rules.md (``rule-mx-*``); the guide is docs/mx.md.
+
+:func:`to_packed` and :func:`from_packed` give and take the wire layout
+(elements packed as :func:`numbacast.pack` packs them, scales as bytes);
+:func:`to_dequantize_linear` and :func:`from_dequantize_linear` the inputs
+of the ONNX ``DequantizeLinear`` operator (opset 24 and later).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .api import cast, runtime
+from .formats.blocks import BLOCK_FORMATS, MXINT8_EXPONENT, block_format
+from .formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT16, resolve
+
+#: The names of the block formats.
+FORMATS = tuple(BLOCK_FORMATS)
+
+#: The types :func:`dequantize` gives.
+DEQUANTIZED_TYPES = (FLOAT, DOUBLE, FLOAT16, BFLOAT16)
+
+
+class Quantized(NamedTuple):
+    """A tensor in a block format (a named tuple, so that ``@njit`` code
+    passes it around too).
+
+    ``elements`` has the shape of the quantised tensor (the ml_dtypes dtype
+    of the element type, int8 codes worth ``code * 2**-6`` for MXINT8);
+    ``scales`` has that shape with ``axis`` cut to ``ceil(n / block_size)``
+    (float8_e8m0fnu for MX, float8_e4m3fn for NVFP4); ``format`` is the
+    format's name and ``tensor_scale`` the float32 per-tensor scale of
+    NVFP4 (1.0 for MX)."""
+
+    elements: np.ndarray
+    scales: np.ndarray
+    axis: int
+    block_size: int
+    format: str
+    tensor_scale: np.float32 = np.float32(1.0)
+
+
+def _check_axis(axis, ndim):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis must be an integer, not {axis!r}")
+    if ndim == 0:
+        raise ValueError("a block format needs an array of at least one dimension, not a 0-d array")
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(
+            f"axis {axis} is out of range for an array of {ndim} dimensions (accepted: {-ndim} to {ndim - 1})"
+        )
+    return int(axis) % ndim
+
+
+def _check_block_size(block_size, fmt):
+    if block_size is None:
+        return fmt.block_size
+    if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, (int, np.integer)):
+        raise TypeError(f"block_size must be a positive integer, not {block_size!r}")
+    if block_size <= 0:
+        raise ValueError(f"block_size must be a positive integer, not {block_size}")
+    return int(block_size)
+
+
+def _check_scale_rule(scale_rule, fmt):
+    rules = runtime_blocks().SCALE_RULES
+    if scale_rule not in rules:
+        raise ValueError(f"scale_rule must be one of {rules}, not {scale_rule!r}")
+    if fmt.tensor_scale and scale_rule != rules[0]:
+        raise ValueError(
+            f"{fmt.name} has one recipe for its FLOAT8E4M3FN block scales (docs/rules.md#rule-mx-nvfp4); "
+            f"scale_rule={scale_rule!r} is for the MX formats"
+        )
+    return scale_rule
+
+
+def _float_input(x):
+    """``x`` as a float32 or float64 array (float16 and bfloat16 widened, exactly)."""
+    array = np.asarray(x)
+    if array.dtype in (np.float32, np.float64):
+        return array.astype(array.dtype.newbyteorder("="), copy=False)
+    if array.dtype in (FLOAT16.storage, BFLOAT16.storage):
+        return array.astype(np.float32)
+    raise TypeError(
+        f"quantize() takes an array of float64, float32, float16 or bfloat16, not {array.dtype}; "
+        "cast it first (numbacast.cast(x, 'float'))"
+    )
+
+
+def runtime_blocks() -> Any:
+    """The kernels module, imported on first use (``import numbacast`` does not import Numba)."""
+    runtime()
+    from .engine import blocks
+
+    return blocks
+
+
+def _moved(array, axis):
+    """``array`` with ``axis`` last, as a 2-D C-contiguous array (rows, n)."""
+    moved = np.ascontiguousarray(np.moveaxis(array, axis, -1))
+    return moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
+
+
+def _restored(flat, shape, axis):
+    """The 2-D ``flat`` (axis last) back to ``shape`` with ``axis`` in place, C-contiguous."""
+    moved_shape = shape[:axis] + shape[axis + 1 :] + (shape[axis],)
+    return np.ascontiguousarray(np.moveaxis(flat.reshape(moved_shape), -1, axis))
+
+
+def quantize(
+    x: npt.ArrayLike,
+    fmt: str,
+    axis: int = -1,
+    block_size: int | None = None,
+    scale_rule: str = "floor",
+    rounding: str = "nearest_even",
+    *,
+    saturate: bool = True,
+    seed: int | None = None,
+    stochastic_bits: int | None = None,
+    tensor_scale: float | None = None,
+) -> Quantized:
+    """Quantise ``x`` to the block format ``fmt`` along ``axis``.
+
+    Parameters
+    ----------
+    x : array_like
+        float64, float32, float16 or bfloat16, at least one dimension; not modified.
+    fmt : str
+        One of :data:`FORMATS`.
+    axis : int
+        The axis cut into blocks (default the last).
+    block_size : int, optional
+        Elements per block (default 32, 16 for NVFP4); the last block of each
+        line is shorter when the length is not a multiple
+        (docs/rules.md#rule-mx-partial-block).
+    scale_rule : {"floor", "ceil", "even", "rceil"}
+        How a block's scale comes from its largest magnitude
+        (docs/rules.md#rule-mx-scale-rules); MX formats only.
+    rounding : str
+        How elements round, one of :data:`numbacast.ROUNDINGS` (as in
+        :func:`numbacast.cast`).
+    saturate : bool
+        Elements beyond the element type's largest value give +/-max (True,
+        the default); False gives what a cast without saturation gives
+        (infinity for E5M2, NaN for E4M3; the float6 and float4 types
+        always saturate).
+    seed, stochastic_bits : int, optional
+        For ``rounding="stochastic"``, as in :func:`numbacast.cast`: element
+        ``i`` of ``x`` with ``axis`` moved last, in C order, draws the
+        random number ``i`` of the seed's stream.
+    tensor_scale : float, optional
+        NVFP4 only: the per-tensor scale (a positive finite float32); default
+        ``amax(|x|) / (448 * 6)`` (docs/rules.md#rule-mx-nvfp4).
+
+    Returns
+    -------
+    Quantized
+    """
+    block = block_format(fmt)
+    array = _float_input(x)
+    axis = _check_axis(axis, array.ndim)
+    block_size = _check_block_size(block_size, block)
+    scale_rule = _check_scale_rule(scale_rule, block)
+    run = runtime()
+    rounding, _ = run.checks.check_rounding(rounding, None, block.grid)
+    seed, stochastic_bits = run.checks.check_stochastic(rounding, seed, stochastic_bits, None)
+    saturate = run.checks.check_saturate(saturate)
+    kernels = runtime_blocks()
+    key = 0
+    if rounding == "stochastic":
+        key = run.seed_key(secrets.randbits(64) if seed is None else seed)
+    src = _moved(array, axis)
+    scale = np.float32(1.0)
+    if block.tensor_scale:
+        scale = _tensor_scale(src, tensor_scale, kernels)
+    elif tensor_scale is not None:
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
+    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
+    scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
+    elements = _restored(codes, array.shape, axis)
+    if not block.integer_elements:
+        elements = elements.view(block.element.storage)
+    scales = _restored(scale_codes, scales_shape, axis).view(block.scale.storage)
+    return Quantized(elements, scales, axis, block_size, block.name, scale)
+
+
+def _check_tensor_scale(given):
+    value = np.float32(given)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
+    return value
+
+
+def _tensor_scale(src, given, kernels):
+    """NVFP4's per-tensor scale: ``given`` (checked) or ``amax / (448 * 6)``
+    rounded to float32, 1.0 when that is not a positive finite float32."""
+    if given is not None:
+        return _check_tensor_scale(given)
+    return kernels.tensor_scale_of(src.reshape(-1))
+
+
+def _check_quantized(q):
+    if not isinstance(q, Quantized):
+        raise TypeError(f"expected a numbacast.mx.Quantized (from numbacast.mx.quantize), not {type(q).__name__}")
+    fmt = block_format(q.format)
+    elements, scales = np.asarray(q.elements), np.asarray(q.scales)
+    axis = _check_axis(q.axis, elements.ndim)
+    block_size = _check_block_size(q.block_size, fmt)
+    element_dtype = np.dtype(np.int8) if fmt.integer_elements else fmt.element.storage
+    if elements.dtype != element_dtype or scales.dtype != fmt.scale.storage:
+        raise TypeError(
+            f"{fmt.name} holds elements of dtype {element_dtype} and scales of dtype {fmt.scale.storage}, "
+            f"not {elements.dtype} and {scales.dtype}"
+        )
+    expected = elements.shape[:axis] + (-(-elements.shape[axis] // block_size),) + elements.shape[axis + 1 :]
+    if scales.shape != expected:
+        raise ValueError(
+            f"scales of shape {scales.shape} do not fit elements of shape {elements.shape} "
+            f"cut along axis {axis} into blocks of {block_size}: expected {expected}"
+        )
+    return fmt, elements, scales, axis, block_size
+
+
+def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
+    """The values of ``q``: each element times its block's scale (for NVFP4
+    its float32 divisor, block scale times tensor scale rounded to float32),
+    computed exactly, then rounded once to ``to``
+    (``"float32"``, ``"float64"``, ``"float16"`` or ``"bfloat16"``, ties to
+    even, overflowing to infinity).  A NaN scale gives NaN for its whole
+    block (docs/rules.md#rule-mx-dequantize)."""
+    fmt, elements, scales, axis, block_size = _check_quantized(q)
+    target = resolve(to)
+    if target not in DEQUANTIZED_TYPES:
+        raise ValueError(f"dequantize() gives {', '.join(t.name for t in DEQUANTIZED_TYPES)}, not {to!r}")
+    blocks = runtime_blocks()
+    codes = _moved(elements.view(np.int8 if fmt.integer_elements else np.uint8), axis)
+    scale_codes = _moved(scales.view(np.uint8), axis)
+    values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, np.float32(q.tensor_scale))
+    return _restored(values, elements.shape, axis)
+
+
+def _element_dtype(fmt):
+    return np.dtype(np.int8) if fmt.integer_elements else fmt.element.storage
+
+
+def to_packed(q: Quantized) -> tuple[np.ndarray, np.ndarray]:
+    """``(elements, scales)``: the wire bytes of ``q``, each a flat uint8
+    array in C order -- the elements packed as :func:`numbacast.pack` packs
+    their type (two float4 per byte, four float6 per three bytes; the 8-bit
+    types one per byte), the scales one byte each.  The tensor scale of
+    NVFP4, the shape, axis and block size travel beside them
+    (docs/rules.md#rule-mx-wire-layout)."""
+    fmt, elements, scales, _, _ = _check_quantized(q)
+    if fmt.element_bits < 8:
+        packed = runtime().pack(elements)
+    else:
+        packed = np.ascontiguousarray(elements).reshape(-1).view(np.uint8).copy()
+    return packed, np.ascontiguousarray(scales).reshape(-1).view(np.uint8).copy()
+
+
+def _bytes(data, count, what):
+    """``data`` (bytes-like or a uint8 array) as ``count`` bytes, checked."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        codes = np.frombuffer(data, np.uint8)
+    elif isinstance(data, np.ndarray) and data.dtype == np.uint8:
+        codes = np.ascontiguousarray(data).reshape(-1)
+    else:
+        raise TypeError(f"packed {what} must be bytes or a uint8 array, not {type(data).__name__}")
+    if codes.size != count:
+        raise ValueError(f"packed {what} of this shape take {count} bytes, not {codes.size}")
+    return codes.copy()
+
+
+def from_packed(
+    elements: Any,
+    scales: Any,
+    shape: int | tuple[int, ...],
+    fmt: str,
+    axis: int = -1,
+    block_size: int | None = None,
+    tensor_scale: float = 1.0,
+) -> Quantized:
+    """The :class:`Quantized` of the wire bytes of :func:`to_packed`: a
+    tensor of ``shape`` in ``fmt`` cut along ``axis`` into blocks of
+    ``block_size`` (default the format's), with the ``tensor_scale`` of NVFP4.
+    ValueError when a byte count does not match the shape."""
+    block = block_format(fmt)
+    dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    axis = _check_axis(axis, len(dims))
+    block_size = _check_block_size(block_size, block)
+    if not block.tensor_scale and tensor_scale != 1.0:
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    if block.element_bits < 8:
+        from .packing import unpack
+
+        values = unpack(elements, block.element, dims)
+    else:
+        values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
+    scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
+    scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
+    return Quantized(values, scale_values, axis, block_size, block.name, np.float32(tensor_scale))
+
+
+def _onnx_scale_dtype(fmt):
+    """The dtype of ``x_scale`` for ``fmt``: float32 for MXINT8 and NVFP4, else the scale's."""
+    return np.dtype(np.float32) if fmt.integer_elements or fmt.tensor_scale else fmt.scale.storage
+
+
+def to_dequantize_linear(q: Quantized) -> tuple[dict, dict]:
+    """``(inputs, attributes)`` for the ONNX ``DequantizeLinear`` operator
+    (opset 24 and later, blocked): ``inputs`` = ``{"x": elements, "x_scale":
+    scales}``, ``attributes`` = ``{"axis": axis, "block_size": block_size}``,
+    dequantising to :func:`dequantize`'s values.  The MX float formats'
+    scales are FLOAT8E8M0; MXINT8's are float32 (``scale * 2**-6``, exact,
+    not always an E8M0 value); NVFP4's are its float32 divisors (block scale
+    times tensor scale, rounded to float32; docs/rules.md#rule-mx-onnx)."""
+    fmt, elements, scales, axis, block_size = _check_quantized(q)
+    if fmt.integer_elements:
+        scales = (scales.astype(np.float64) * 2.0**MXINT8_EXPONENT).astype(np.float32)
+    if fmt.tensor_scale:
+        scales = (scales.astype(np.float64) * float(q.tensor_scale)).astype(np.float32)
+    return {"x": elements, "x_scale": scales}, {"axis": axis, "block_size": block_size}
+
+
+#: The block format of each (element dtype, x_scale dtype) pair of DequantizeLinear inputs.
+_BY_DTYPES = {
+    (np.dtype(np.int8) if f.integer_elements else f.element.storage, _onnx_scale_dtype(f)): f
+    for f in BLOCK_FORMATS.values()
+}
+
+
+def from_dequantize_linear(
+    x: np.ndarray, x_scale: np.ndarray, axis: int = 1, block_size: int = 0, tensor_scale: float | None = None
+) -> Quantized:
+    """The :class:`Quantized` of blocked ``DequantizeLinear`` inputs as
+    :func:`to_dequantize_linear` gives them, the format told by the dtypes of
+    ``x`` and ``x_scale``; ``axis`` and ``block_size`` are the operator's
+    attributes.  MXINT8's float32 scales must be powers of two times
+    ``2**-6``; NVFP4's (FLOAT4E2M1 elements, float32 scales) need the
+    ``tensor_scale`` and must be divisors of it.  ValueError otherwise."""
+    x, x_scale = np.asarray(x), np.asarray(x_scale)
+    fmt = _BY_DTYPES.get((x.dtype, x_scale.dtype))
+    if fmt is None:
+        accepted = ", ".join(f"{f.name} ({e}, {s})" for (e, s), f in _BY_DTYPES.items())
+        raise ValueError(
+            f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}"
+        )
+    if fmt.tensor_scale != (tensor_scale is not None):
+        raise ValueError(f"tensor_scale is given for nvfp4 only (its scales are divisors of it), not for {fmt.name}")
+    wide = x_scale.astype(np.float64)
+    ts = np.float32(1.0) if tensor_scale is None else _check_tensor_scale(tensor_scale)
+    if fmt.integer_elements:
+        codes = cast(wide * 2.0**-MXINT8_EXPONENT, "float8e8m0", round_mode="down")
+        if not np.array_equal(codes.astype(np.float64) * 2.0**MXINT8_EXPONENT, wide, equal_nan=True):
+            raise ValueError("mxint8 scales must be powers of two times 2**-6 within the E8M0 range")
+        x_scale = codes
+    if fmt.tensor_scale:
+        codes = cast(wide / float(ts), "float8e4m3fn")
+        if not np.array_equal((codes.astype(np.float64) * float(ts)).astype(np.float32), x_scale, equal_nan=True):
+            raise ValueError(f"these scales are not NVFP4 block scales times the tensor scale {tensor_scale}")
+        x_scale = codes
+    q = Quantized(x, x_scale, axis, block_size, fmt.name, ts)
+    _check_quantized(q)
+    return q._replace(axis=_check_axis(axis, x.ndim))
