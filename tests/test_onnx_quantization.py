@@ -64,6 +64,7 @@ def test_mx_blocks_dequantize_through_the_reference_evaluator():
         (F32, np.float16, ml_dtypes.int4(1), 3, 21),
         (F32, F32, ml_dtypes.float8_e4m3fn(0), 2, 23),
         (np.float16, np.float16, ml_dtypes.int2(0), 0, 25),
+        (F32, F32, ml_dtypes.float6_e2m3fn(0), 2, 28),
     ],
 )
 def test_quantize_linear_equals_the_reference_on_random_inputs(x_dtype, scale_dtype, zero, block_size, opset):
@@ -98,6 +99,7 @@ def test_versions_refuse_what_they_do_not_have():
         (dict(opset=19, block_size=2), "has no block_size attribute"),
         (dict(opset=21, precision=1), "has no precision attribute"),
         (dict(opset=21, output_dtype=TensorProto.FLOAT4E2M1), "does not take FLOAT4E2M1 as its output type"),
+        (dict(opset=25, output_dtype=TensorProto.FLOAT6E2M3), "does not take FLOAT6E2M3 as its output type"),
         (dict(opset=24, output_dtype=TensorProto.INT2), "does not take INT2"),
     ]
     for options, message in cases:

@@ -48,7 +48,9 @@ def test_every_opset_has_the_version_onnx_has(op):
         ), opset
 
 
-@pytest.mark.parametrize("op, version", [(op, v) for op, vs in versions.VERSIONS.items() for v in vs])
+@pytest.mark.parametrize(
+    "op, version", [(op, v) for op, vs in versions.VERSIONS.items() if op in ("Cast", "CastLike") for v in vs]
+)
 def test_types_and_attributes_are_those_of_the_onnx_schema(op, version):
     schema = onnx_schema(op, version)
     spec = versions.in_force(op, version)
@@ -61,6 +63,27 @@ def test_types_and_attributes_are_those_of_the_onnx_schema(op, version):
     if op == "Cast":
         string_to = attributes["to"].type == onnx.defs.OpSchema.AttrType.STRING
         assert string_to == (version < versions.TO_AS_ID_SINCE)
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_quantization_versions_are_those_onnx_has(op):
+    for opset in range(versions.VERSIONS[op][0], versions.LATEST_OPSET + 1):
+        assert versions.in_force(op, opset).version == onnx.defs.get_schema(op, opset).since_version, opset
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_quantization_types_are_those_of_the_onnx_schema(op):
+    from numbacast.onnx.quantization import DEQUANTIZE_TYPES, QUANTIZE_TYPES
+
+    table = QUANTIZE_TYPES if op == "QuantizeLinear" else DEQUANTIZE_TYPES
+    for version in versions.VERSIONS[op]:
+        schema = onnx.defs.get_schema(op, version)
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        inputs, scales, outputs = ({f"tensor({name.lower()})" for name in names} for names in table[version])
+        x, scale, y = (
+            allowed.get(p.type_str, {p.type_str}) for p in (schema.inputs[0], schema.inputs[1], schema.outputs[0])
+        )
+        assert inputs <= x and scales <= scale and outputs <= y, version
 
 
 def test_type_ids_are_onnx_ids():

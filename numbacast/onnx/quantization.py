@@ -1,4 +1,4 @@
-"""The ONNX ``QuantizeLinear`` and ``DequantizeLinear`` operators, version by version (10 to 25).
+"""The ONNX ``QuantizeLinear`` and ``DequantizeLinear`` operators, version by version (10 to 28).
 
 :func:`quantize_linear` computes ``y = saturate(round(x / y_scale) + y_zero_point)``
 and :func:`dequantize_linear` ``y = (x - x_zero_point) * x_scale``, with the
@@ -47,6 +47,7 @@ QUANTIZE_TYPES = {
     23: (_X19, _X19, (*_OUT21, "FLOAT4E2M1")),
     24: (_X19, (*_X19, "FLOAT8E8M0"), (*_OUT21, "FLOAT4E2M1")),
     25: (_X19, (*_X19, "FLOAT8E8M0"), (*_OUT21, "FLOAT4E2M1", "INT2", "UINT2")),
+    28: (_X19, (*_X19, "FLOAT8E8M0"), (*_OUT21, "FLOAT4E2M1", "INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2")),
 }
 
 _SCALES = ("FLOAT", "FLOAT16", "BFLOAT16")
@@ -61,6 +62,7 @@ DEQUANTIZE_TYPES = {
     23: ((*_IN21, "FLOAT4E2M1"), _SCALES, _SCALES),
     24: ((*_IN21, "FLOAT4E2M1"), (*_SCALES, "FLOAT8E8M0"), _SCALES),
     25: ((*_IN21, "FLOAT4E2M1", "INT2", "UINT2"), (*_SCALES, "FLOAT8E8M0"), _SCALES),
+    28: ((*_IN21, "FLOAT4E2M1", "INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2"), (*_SCALES, "FLOAT8E8M0"), _SCALES),
 }
 
 #: The version that brought each attribute, per operator.

@@ -32,8 +32,8 @@ from ..formats.registry import REFUSED, TYPES
 VERSIONS = {
     "Cast": (1, 6, 9, 13, 19, 21, 23, 24, 25, 28),
     "CastLike": (15, 19, 21, 23, 24, 25, 28),
-    "QuantizeLinear": (10, 13, 19, 21, 23, 24, 25),
-    "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25),
+    "QuantizeLinear": (10, 13, 19, 21, 23, 24, 25, 28),
+    "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25, 28),
 }
 
 #: The newest opset whose operators this module describes.
