@@ -73,10 +73,6 @@ def test_formats_numbacast_cannot_take_are_refused():
         FloatType("x", FloatFormat(4, 3, 7, False, description.NAN_NEGATIVE_ZERO, signed=False))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="order-dependent in the full suite since the merge of the safety, speed and rounding work; passes alone",
-)
 @pytest.mark.parametrize("name", ["float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz"])
 def test_ml_dtypes_formats_onnx_lacks(name):
     """Rule: docs/rules.md#rule-user-formats"""
