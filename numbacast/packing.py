@@ -32,7 +32,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .engine.arrays import table, uses_table
-from .engine.cache import cached_njit
+from .engine.cache import cached_njit, serial_version
 from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import split_run
@@ -128,19 +128,9 @@ def _repack_tail(src, dst, full, read, write, table):
     )
 
 
-@cached_njit(nogil=True)
-def repack_serial(src, dst, read, write, table):
-    """:func:`repack_kernel` on the calling thread."""
-    in_items, in_bits, out_items, out_bits = stream_layout(read, write)
-    full = min(src.size // in_items, dst.size // out_items)
-    for g in range(full):
-        _repack_group(src, dst, g * in_items, in_items, in_bits, g * out_items, out_items, out_bits, read, write, table)
-    _repack_tail(src, dst, full, read, write, table)
-
-
 @cached_njit(parallel=True, nogil=True)
 def repack_parallel(src, dst, read, write, table):
-    """:func:`repack_kernel` over Numba's thread pool."""
+    """The loop of :data:`repack_kernel`, parallel over groups."""
     in_items, in_bits, out_items, out_bits = stream_layout(read, write)
     full = min(src.size // in_items, dst.size // out_items)
     for g in prange(full):
@@ -158,7 +148,7 @@ def repack_parallel(src, dst, read, write, table):
 #: ``src`` into ``dst``.  ``table`` (or None) holds the converted value of
 #: every code of a narrow element type.  The parallel loop is compiled on the
 #: first array of :data:`~numbacast.engine.kernels.PARALLEL_MIN` elements.
-repack_kernel = (repack_serial, repack_parallel)
+repack_kernel = (serial_version(repack_parallel), repack_parallel)
 
 
 def _table_for(conversion):

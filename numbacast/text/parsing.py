@@ -42,7 +42,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from ..engine.bits import leading_zeros, ones, trailing_zeros
-from ..engine.cache import cached_njit
+from ..engine.cache import cached_njit, serial_version
 from ..engine.codecs import round_to_float64
 from .chars import WINDOW, borrowed_row, classes
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
@@ -541,21 +541,14 @@ def _overload_read(row, options, result):
         return lambda row, options, result: read_integer(row, options[0], options[1] != 0)
 
 
-@cached_njit(nogil=True)
-def read_serial(chars, options, result, valid):
-    """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
-    points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
-    for i in range(chars.shape[0]):
-        result[i], valid[i] = read(borrowed_row(chars, i), options, result)
-
-
 @cached_njit(parallel=True, nogil=True)
 def read_parallel(chars, options, result, valid):
-    """:func:`read_serial` over Numba's thread pool."""
+    """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
+    points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
     for i in prange(chars.shape[0]):
         result[i], valid[i] = read(borrowed_row(chars, i), options, result)
 
 
 #: ``(serial, parallel)``: the two compilations of the loop that reads texts,
 #: for :func:`~numbacast.engine.kernels.split_run`.
-read_kernel = (read_serial, read_parallel)
+read_kernel = (serial_version(read_parallel), read_parallel)

@@ -32,7 +32,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from ..engine.bits import float_bits, leading_zeros
-from ..engine.cache import cached_njit
+from ..engine.cache import cached_njit, serial_version
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_full
 
 _jit = functools.partial(njit, cache=False, nogil=True)
@@ -288,39 +288,20 @@ def write_text(row, f, k, form):
     return write_positional(row, start, f, n, k + n - 1)
 
 
-@cached_njit(nogil=True)
-def decimal_serial(values, style, digits, exponents, forms, lengths):
-    """The decimal record of every number of the flat array ``values`` and the
-    length of its text."""
-    for i in range(values.size):
-        f, k, form = decimal(values[i], style)
-        digits[i], exponents[i], forms[i] = f, k, form
-        lengths[i] = text_length(f, k, form)
-
-
 @cached_njit(parallel=True, nogil=True)
 def decimal_parallel(values, style, digits, exponents, forms, lengths):
-    """:func:`decimal_serial` over Numba's thread pool."""
+    """The decimal record of every number of the flat array ``values`` and the
+    length of its text."""
     for i in prange(values.size):
         f, k, form = decimal(values[i], style)
         digits[i], exponents[i], forms[i] = f, k, form
         lengths[i] = text_length(f, k, form)
 
 
-@cached_njit(nogil=True)
-def text_serial(digits, exponents, forms, chars):
-    """The text of every decimal record into the rows of ``chars`` (uint32 code
-    points of a ``<U`` array at least as wide as every text), zero-padded."""
-    n, width = chars.shape
-    for i in range(n):
-        row = chars[i]
-        for j in range(write_text(row, digits[i], exponents[i], forms[i]), width):
-            row[j] = 0
-
-
 @cached_njit(parallel=True, nogil=True)
 def text_parallel(digits, exponents, forms, chars):
-    """:func:`text_serial` over Numba's thread pool."""
+    """The text of every decimal record into the rows of ``chars`` (uint32 code
+    points of a ``<U`` array at least as wide as every text), zero-padded."""
     n, width = chars.shape
     for i in prange(n):
         row = chars[i]
@@ -330,5 +311,5 @@ def text_parallel(digits, exponents, forms, chars):
 
 #: ``(serial, parallel)`` compilations of the two printing loops, for
 #: :func:`~numbacast.engine.kernels.split_run`.
-decimal_kernel = (decimal_serial, decimal_parallel)
-text_kernel = (text_serial, text_parallel)
+decimal_kernel = (serial_version(decimal_parallel), decimal_parallel)
+text_kernel = (serial_version(text_parallel), text_parallel)
