@@ -303,20 +303,6 @@ def target_stage(kind, source_bits, conversion, part=None):
 _NO_RANDOM = np.uint64(0)
 
 
-def reduced_dtype(conversion):
-    """The dtype of the random numbers the FAST part of a stochastic
-    conversion takes: as wide as the float its encoder rounds from."""
-    target, fmt = conversion.target, conversion.target.format
-    kind, _ = source_stage(conversion.source)
-    if (
-        target in (FLOAT, DOUBLE)
-        or kind != "f32"
-        or (is_custom(target) and not rounding_modes.fits(formats.FLOAT32, fmt))
-    ):
-        return np.dtype(np.uint64)
-    return np.dtype(np.uint32)
-
-
 @_jit
 def _to_float64(x):
     return np.float64(x)

@@ -125,23 +125,31 @@ def triple32(x):
 @_jit
 def random64(key, index):
     """64 random bits for element ``index`` of the stream of ``key``: a
-    counter-based generator.  With the key's halves ``k1``, ``k2`` and
-    ``k3 = triple32(k1 ^ k2 ^ 0x9E3779B9)``, and the index's ``lo`` and ``hi``
-    32 bits, the top half is ``triple32(lo ^ triple32(hi ^ k1))`` and the
-    bottom half ``triple32(triple32(lo ^ triple32(hi ^ k2)) ^ k3)``.  Each
-    half is a bijection of ``lo`` for a given ``hi``: no two of 2**32
-    consecutive elements share their top 32 bits.  A rounding that needs
-    at most 32 random bits (FLOAT sources into every narrow format, in the
-    normal range) computes the top half only."""
-    key = np.uint64(key)
+    counter-based generator, :func:`random64_run` of the index's high and
+    low 32 bits."""
     index = np.uint64(index)
+    return random64_run(key, np.uint32(index >> np.uint64(32)), np.uint32(index & np.uint64(_MASK32)))
+
+
+@_jit
+def random64_run(key, hi, lo):
+    """:func:`random64` of the index ``hi * 2**32 + lo``.  With the key's halves
+    ``k1``, ``k2`` and ``k3 = triple32(k1 ^ k2 ^ 0x9E3779B9)``, the top half is
+    ``triple32(lo ^ triple32(hi ^ k1))`` and the bottom half
+    ``triple32(triple32(lo ^ triple32(hi ^ k2)) ^ k3)``.  Each half is a
+    bijection of ``lo`` for a given ``hi``: no two of 2**32 consecutive
+    elements share their top 32 bits.  In a loop over ``lo`` with ``hi`` and
+    the key fixed, everything but the last two or three ``triple32`` is
+    computed once; a rounding that needs at most 32 random bits (FLOAT
+    sources into every narrow format, in the normal range) computes the top
+    half only."""
+    key = np.uint64(key)
     k1 = np.uint32(key & np.uint64(_MASK32))
     k2 = np.uint32(key >> np.uint64(32))
     k3 = triple32(np.uint32(k1 ^ k2 ^ np.uint32(0x9E3779B9)))
-    lo = np.uint32(index & np.uint64(_MASK32))
-    hi = np.uint32(index >> np.uint64(32))
-    top = triple32(np.uint32(lo ^ triple32(np.uint32(hi ^ k1))))
-    bottom = triple32(np.uint32(triple32(np.uint32(lo ^ triple32(np.uint32(hi ^ k2)))) ^ k3))
+    lo = np.uint32(lo)
+    top = triple32(np.uint32(lo ^ triple32(np.uint32(np.uint32(hi) ^ k1))))
+    bottom = triple32(np.uint32(triple32(np.uint32(lo ^ triple32(np.uint32(np.uint32(hi) ^ k2)))) ^ k3))
     return np.uint64(np.uint64(np.uint64(top) << np.uint64(32)) | np.uint64(bottom))
 
 
@@ -371,10 +379,30 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         reduce, stochastic_normal, stochastic_small, small_bits = _identity, _never_fixed, _never, 0
     if part == REDUCE:
         return reduce
-    if part == CHECK:  # values whose step drops more than the fast part handles
-        return _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
     fast = part == FAST
     small_cap = uint(max(small_bits, 1))
+    # FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
+    step_exponent = target.mantissa_bits - target.min_normal_exponent  # of the smallest subnormal, negated
+    float_steps = uint is np.uint32 and 0 < small_bits and step_exponent <= 127
+    step_scale = real(2.0 ** min(step_exponent, 127))
+    fraction_scale, small_shift = real(2.0**small_bits), uint(small_bits)
+    if part == CHECK:  # values whose step drops more than the fast part handles
+        deep = _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+        if not float_steps:
+            return deep
+        # FAST's decision, fraction + r >= 2**small_bits, with the fraction cut to
+        # small_bits bits, is the exact one unless fraction + r = 2**small_bits - 1
+        doubt = uint((1 << small_bits) - 1)
+
+        @_jit
+        def deep_and_in_doubt(bits, r):
+            is_deep = deep(bits, r)
+            # the others become 0 first: converting a large float to an integer would be undefined
+            steps = from_bits(uint(uint(bits) & magnitude_mask) if is_deep else uint(0)) * step_scale
+            fraction = np.int32((steps - real(np.int32(steps))) * fraction_scale)
+            return is_deep & (uint(uint(fraction) + uint(r)) == doubt)
+
+        return deep_and_in_doubt
 
     max_code = uint(target.max_code)
     signed = target.signed
@@ -400,6 +428,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     toward_pos = rounding in (TOWARD_ZERO, TOWARD_NEGATIVE)  # an overflow of a positive value gives +max
     toward_neg = rounding in (TOWARD_ZERO, TOWARD_POSITIVE)
     keep_negative_zero = target.has_negative_zero
+    # signed targets: the code before its sign bit is flipped by the value's
+    sign_move = uint(source.sign_shift - target.sign_shift) if signed else uint(0)
+    over_pos = max_code if toward_pos else away_pos
+    over_neg = uint((uint(max_code | dst_sign) if toward_neg else away_neg) ^ dst_sign)
+    inf_neg_flip, nan_neg_flip = uint(inf_neg ^ dst_sign), uint(nan_neg ^ dst_sign)
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
@@ -414,7 +447,15 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             exponent = uint(a >> uint(src_m))
             up = stochastic_normal(uint(a & fixed_low), r)
             magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
-            if subnormal:
+            if subnormal and float_steps:
+                # |x| in target steps, exactly (a power of two times a float32 below 2**24): its
+                # integer part, and its fraction in units of 2**-small_bits (exact, as at most
+                # small_bits bits go, or CHECK says so); up when that and r reach 2**small_bits
+                steps = from_bits(a) * step_scale  # below 2**24: its conversions to int32 are defined
+                q = np.int32(steps)
+                fraction = np.int32((steps - real(q)) * fraction_scale)
+                magnitude = uint(uint(q) + uint(uint(uint(fraction) + uint(r)) >> small_shift))
+            elif subnormal:
                 body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
                 s_small = uint(sub_shift - max(exponent, one))  # at most small_bits, or CHECK says so
                 s = uint(min(s_small, cap))
@@ -469,18 +510,19 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                     outward = negative if up_negative else not negative  # the magnitude rounds up
                     magnitude = uint(uint(magnitude + uint((diff < 0) & outward)) - uint((diff > 0) & (not outward)))
         if signed:
-            code = uint(magnitude | (dst_sign if negative else zero))
+            # the code's sign bit is the value's, flipped by the special codes: a
+            # choice between equal constants costs nothing
+            sign = uint(uint(x >> sign_move) & dst_sign)
+            code = magnitude
             if not keep_negative_zero and magnitude == zero:
-                code = zero
+                code = sign
             if magnitude > max_code:
-                if negative:
-                    code = uint(max_code | dst_sign) if toward_neg else away_neg
-                else:
-                    code = max_code if toward_pos else away_pos
+                code = over_neg if negative else over_pos
             if a == src_inf:
-                code = inf_neg if negative else inf_pos
+                code = inf_neg_flip if negative else inf_pos
             if a > src_inf:
-                code = nan_neg if negative else nan_pos
+                code = nan_neg_flip if negative else nan_pos
+            code = uint(code ^ sign)
         else:
             code = magnitude
             if magnitude > max_code:

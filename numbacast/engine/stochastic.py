@@ -17,28 +17,29 @@ from numba import prange, types
 from numba.extending import overload
 
 from .cache import cached_njit
-from .conversion import ConversionType, reduced_dtype, scalar_converter
+from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, take_turns
-from .rounding import CHECK, FAST, REDUCE, random64
+from .rounding import CHECK, FAST, REDUCE, random64_run
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
 BLOCK = 1 << 12
 
 
-def random_number(key, index, random, j, conversion):
-    """The random number of element ``j`` (global index ``index``), ``@njit`` only."""
+def random_number(key, hi, lo, random, j, conversion):
+    """The random number of element ``j``, whose global index is ``hi * 2**32 + lo``
+    (``@njit`` only)."""
     raise TypeError("random_number() is for @njit code")
 
 
 @overload(random_number, jit_options={"nogil": True})
-def _overload_random_number(key, index, random, j, conversion):
+def _overload_random_number(key, hi, lo, random, j, conversion):
     if not isinstance(conversion, ConversionType):
         return None
     bits = conversion.conversion.stochastic_bits
     if isinstance(random, types.NoneType):
         drop = np.uint64(64 - bits)
-        return lambda key, index, random, j, conversion: random64(key, index) >> drop
-    return lambda key, index, random, j, conversion: np.uint64(random[j])
+        return lambda key, hi, lo, random, j, conversion: random64_run(key, hi, lo) >> drop
+    return lambda key, hi, lo, random, j, conversion: np.uint64(random[j])
 
 
 def convert_random(value, conversion, r):
@@ -77,74 +78,64 @@ def _overload_reduce_random(r, conversion):
         return lambda r, conversion: reduce(r)
 
 
-def new_reduced(size, conversion):
-    """An empty array for ``size`` reduced random numbers (``@njit`` only)."""
-    raise TypeError("new_reduced() is for @njit code")
-
-
-@overload(new_reduced, jit_options={"nogil": True})
-def _overload_new_reduced(size, conversion):
-    if isinstance(conversion, ConversionType):
-        dtype = reduced_dtype(conversion.conversion)
-        return lambda size, conversion: np.empty(size, dtype)
-
-
-def needs_full(value, conversion):
-    """Whether :func:`convert_random_fast` is wrong for ``value`` (``@njit`` only)."""
+def needs_full(value, conversion, reduced):
+    """Whether :func:`convert_random_fast` may be wrong for ``value`` and the
+    random number ``reduced`` (``@njit`` only)."""
     raise TypeError("needs_full() is for @njit code")
 
 
 @overload(needs_full, jit_options={"nogil": True})
-def _overload_needs_full(value, conversion):
+def _overload_needs_full(value, conversion, reduced):
     if isinstance(conversion, ConversionType):
         check = scalar_converter(conversion.conversion, CHECK)
-        zero = np.uint64(0)
-        return lambda value, conversion: check(value, zero)
+        return lambda value, conversion, reduced: check(value, reduced)
 
 
 @cached_njit(nogil=True)
 def _block(b, src, dst, conversion, key, starts, row_length, random):
-    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``: their random numbers
-    (reduced to what the fast encoder takes), their conversions by the fast
-    encoder, then, for the few that need it, by the full one -- loops that
-    vectorise, where one doing it all would not."""
+    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``, in one loop that
+    vectorises: each element's random number (reduced to what the fast
+    encoder takes), its conversion by the fast encoder, and whether any
+    needs the full one; then, for the few that do, the full encoder.  The
+    loop runs over runs of consecutive global indices whose high 32 bits do
+    not change, so the generator's work on those bits is done once a run."""
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
-    reduced = new_reduced(end - first, conversion)
-    k, row, column = _run_start(first, row_length)
+    slow = np.uint32(0)
+    k = first
+    row = k // row_length
+    column = k - row * row_length
     while k < end:
-        m = min(end - k, row_length - column)
-        base = starts[row] + column - k  # the global index of element j is base + j
-        for j in range(k, k + m):
-            reduced[j - first] = reduce_random(
-                random_number(key, np.uint64(base + j), random, j, conversion), conversion
-            )
-        k, row, column = k + m, row + 1, 0
-    for j in range(first, end):
-        dst[j] = convert_random_fast(src[j], conversion, reduced[j - first])
-    slow = 0
-    for j in range(first, end):
-        slow += needs_full(src[j], conversion)
+        index = starts[row] + column
+        lo = np.uint32(index & _LOW)
+        m = min(end - k, row_length - column, _RUN - np.int64(lo))
+        hi = np.uint32(index >> 32)
+        source, target = src[k : k + m], dst[k : k + m]  # indices from 0: no negative ones to wrap
+        bits = random[k : k + m] if random is not None else None
+        count = lo  # the low 32 bits of element i's index, in 32-bit lanes
+        for i in range(m):
+            r = random_number(key, hi, count, bits, i, conversion)
+            count = np.uint32(count + np.uint32(1))
+            value = source[i]
+            reduced = reduce_random(r, conversion)
+            target[i] = convert_random_fast(value, conversion, reduced)
+            slow = max(slow, np.uint32(needs_full(value, conversion, reduced)))
+        k += m
+        column += m
+        if column == row_length:
+            row, column = row + 1, 0
     if slow == 0:
         return
-    # the few in the target's subnormal range: their positions, then the full encoder
-    found = np.empty(end - first, np.int64)
-    count = 0
-    for j in range(first, end):
-        found[count] = j
-        count += needs_full(src[j], conversion)
-    for i in range(count):
-        j = found[i]
+    for j in range(first, end):  # the few far below the target's smallest subnormal
         row = j // row_length
         index = starts[row] + (j - row * row_length)
-        dst[j] = convert_random(src[j], conversion, random_number(key, np.uint64(index), random, j, conversion))
+        r = random_number(key, np.uint32(index >> 32), np.uint32(index & _LOW), random, j, conversion)
+        if needs_full(src[j], conversion, reduce_random(r, conversion)):
+            dst[j] = convert_random(src[j], conversion, r)
 
 
-@cached_njit(nogil=True)
-def _run_start(k, row_length):
-    """(k, row, column) of element ``k``."""
-    row = k // row_length
-    return k, row, k - row * row_length
+_LOW = (1 << 32) - 1
+_RUN = 1 << 32
 
 
 @cached_njit(parallel=True, nogil=True)
