@@ -84,55 +84,77 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     smaller ones are added in floating point to a power of two whose last
     mantissa bit weighs one target subnormal step, so that the hardware's
     round-to-nearest-even does the rounding.
+
+    When an overflow and an infinity give one code, the largest finite
+    magnitude or the one just above it, the magnitude is first clamped to
+    the source value of that code: the rounding then gives it, and neither
+    needs a test of its own.
     """
     uint, real, from_bits = source_arithmetic(source)
+    sint = np.int32 if uint is np.uint32 else np.int64  # a magnitude's bits compare as signed ones
     sign_shift = uint(source.sign_shift)
     magnitude_mask = uint(source.magnitude_mask)
-    src_inf = uint(source.inf_code)
+    src_inf = sint(source.inf_code)
     shift = uint(source.mantissa_bits - target.mantissa_bits)
-    round_bias = uint((1 << (shift - 1)) - 1)
-    rebias = uint((source.bias - target.bias) << target.mantissa_bits)
+    rebias = (source.bias - target.bias) << target.mantissa_bits
     # Source magnitudes from here up are normal numbers in the target.
     normal_exponent = source.bias + target.min_normal_exponent
-    normal_min = uint(normal_exponent << source.mantissa_bits)
+    normal_min = sint(normal_exponent << source.mantissa_bits)
     has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
+    # (a + round_bias + last kept bit) >> shift is the rounded magnitude, re-biased on the way
+    # where the subnormal range is apart (every normal magnitude is above rebias << shift)
+    round_bias = (1 << (int(shift) - 1)) - 1 - (rebias << int(shift) if has_subnormal_range else 0)
+    round_bias = uint(round_bias % (1 << source.bits))
+    rebias_after = uint(0 if has_subnormal_range else rebias % (1 << source.bits))
     magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
     magic_bits = uint(magic.view(uint))
-    dst_sign_shift = uint(target.sign_shift)
+    dst_sign = 1 << target.sign_shift
+    sign_move = uint(source.sign_shift - target.sign_shift)
     max_code = uint(target.max_code)
     keep_negative_zero = target.has_negative_zero
     (ovf_pos, ovf_neg), (inf_pos, inf_neg) = overflow_codes(target, saturate, inf_to_nan)
     nan_pos, nan_neg = nan_codes(target)
-    # When every special code of a negative value is the positive one with the
-    # sign bit, the sign is put on last, once (fewer vector instructions).
-    sign_bit = 1 << target.sign_shift
-    sign_last = keep_negative_zero and all(
-        negative == positive | sign_bit
-        for positive, negative in ((ovf_pos, ovf_neg), (inf_pos, inf_neg), (nan_pos, nan_neg))
+    # the value of the code of an overflow, the largest finite one or the next power of two
+    top_value = 2.0 ** ((ovf_pos >> target.mantissa_bits) - target.bias) * (
+        1 + (ovf_pos & ((1 << target.mantissa_bits) - 1)) / 2**target.mantissa_bits
     )
+    clamp = (
+        ovf_pos == inf_pos < dst_sign
+        and ovf_neg == inf_neg == ovf_pos | dst_sign
+        and ovf_pos - target.max_code in (0, 1)
+        and top_value < float(np.finfo(real).max)
+    )
+    clamp_bits = uint(real(top_value if clamp else 0).view(uint))
+    # the codes of negative values are flipped by their sign bit last: the
+    # special ones are given here as they are before that flip
+    ovf_neg_flip, inf_neg_flip, nan_neg_flip = (uint(c ^ dst_sign) for c in (ovf_neg, inf_neg, nan_neg))
+    ovf_pos, inf_pos, nan_pos = uint(ovf_pos), uint(inf_pos), uint(nan_pos)
+    dst_sign = uint(dst_sign)
     one = uint(1)
 
     @_jit
     def encode(bits):
         x = uint(bits)
         negative = (x >> sign_shift) != 0
-        signed = negative and not sign_last  # whether the code below takes the sign
+        sign = uint(uint(x >> sign_move) & dst_sign)
         a = uint(x & magnitude_mask)
-        magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias)
-        if has_subnormal_range and a < normal_min:
+        nan = sint(a) > src_inf
+        if clamp:
+            a = min(a, clamp_bits)
+        magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
+        if has_subnormal_range and sint(a) < normal_min:
             magnitude = uint(float_bits(from_bits(a) + magic) - magic_bits)
-        code = uint(magnitude | uint(uint(signed) << dst_sign_shift))
+        code = magnitude
         if not keep_negative_zero and magnitude == 0:
-            code = uint(0)
-        if magnitude > max_code:
-            code = uint(ovf_neg if signed else ovf_pos)
-        if a == src_inf:
-            code = uint(inf_neg if signed else inf_pos)
-        if a > src_inf:
-            code = uint(nan_neg if signed else nan_pos)
-        if sign_last:
-            code = uint(code | uint(uint(negative) << dst_sign_shift))
-        return code
+            code = sign
+        if not clamp:
+            if magnitude > max_code:
+                code = ovf_neg_flip if negative else ovf_pos
+            if a == uint(src_inf):
+                code = inf_neg_flip if negative else inf_pos
+        if nan:
+            code = nan_neg_flip if negative else nan_pos
+        return uint(code ^ sign)
 
     return encode
 
