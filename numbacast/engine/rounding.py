@@ -433,6 +433,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     over_pos = max_code if toward_pos else away_pos
     over_neg = uint((uint(max_code | dst_sign) if toward_neg else away_neg) ^ dst_sign)
     inf_neg_flip, nan_neg_flip = uint(inf_neg ^ dst_sign), uint(nan_neg ^ dst_sign)
+    # signed targets where an overflow and an infinity give +/-max: the magnitude
+    # is clamped to the largest finite value first (it rounds to itself in every mode)
+    clamp = signed and over_pos == over_neg == inf_pos == inf_neg_flip == max_code
+    max_bits = uint(real(float(target.largest)).view(uint)) if clamp else uint(0)
+    sint = np.int32 if uint is np.uint32 else np.int64  # a magnitude's bits compare as signed ones
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
@@ -442,7 +447,10 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         x = uint(bits)
         negative = (x >> sign_shift) != zero
         a = uint(x & magnitude_mask)
-        subnormal = a < normal_min
+        nan = sint(a) > sint(src_inf)
+        if clamp:
+            a = min(a, max_bits)
+        subnormal = sint(a) < sint(normal_min)
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
             up = stochastic_normal(uint(a & fixed_low), r)
@@ -516,11 +524,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             code = magnitude
             if not keep_negative_zero and magnitude == zero:
                 code = sign
-            if magnitude > max_code:
-                code = over_neg if negative else over_pos
-            if a == src_inf:
-                code = inf_neg_flip if negative else inf_pos
-            if a > src_inf:
+            if not clamp:
+                if magnitude > max_code:
+                    code = over_neg if negative else over_pos
+                if a == src_inf:
+                    code = inf_neg_flip if negative else inf_pos
+            if nan:
                 code = nan_neg_flip if negative else nan_pos
             code = uint(code ^ sign)
         else:
