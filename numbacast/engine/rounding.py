@@ -591,10 +591,17 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     one = real(1.0)
     one_bits = uint(one.view(uint))
     subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
+    # saturating: magnitudes from 2**127 up (infinity too) are clamped to it first,
+    # and a code below the smallest (negative as a signed integer) becomes it
+    sint = np.int32 if uint is np.uint32 else np.int64
+    top_bits = uint(real(2.0**127).view(uint))
 
     @_jit
     def encode(bits, r):
         a = uint(uint(bits) & mag_mask)
+        nan_in = sint(a) > sint(src_inf)
+        if saturate:
+            a = min(a, top_bits)
         m = a
         code_offset = offset
         if normalise_subnormals and a < normal_min:
@@ -613,14 +620,17 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
         elif random:
             up = stochastic(mantissa, r)
         code = uint(code + uint(up))
-        result = code
-        if code > max_code:
-            result = high
-        if (code >= wrapped) | (a == 0):
-            result = low
-        if a == src_inf:
-            result = high
-        if a > src_inf:
+        if saturate:
+            result = uint(max(sint(code), sint(0)))
+        else:
+            result = code
+            if code > max_code:
+                result = high
+            if (code >= wrapped) | (a == 0):
+                result = low
+            if a == src_inf:
+                result = high
+        if nan_in:
             result = nan
         return result
 
