@@ -64,18 +64,17 @@ def _overload_convert_element(value, conversion, table):
         return lambda value, conversion, table: convert(value, conversion)
 
 
-@cached_njit(nogil=True)
-def serial_kernel(src, dst, conversion, table):
-    """The loop of :func:`cast_kernel` on the calling thread (arrays below :data:`PARALLEL_MIN`)."""
-    for i in range(src.size):
-        dst[i] = convert_element(src[i], conversion, table)
-
-
 @cached_njit(parallel=True, nogil=True)
 def parallel_kernel(src, dst, conversion, table):
     """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of :data:`PARALLEL_MIN` or more)."""
     for i in prange(src.size):
         dst[i] = convert_element(src[i], conversion, table)
+
+
+#: The loop of :func:`cast_kernel` on the calling thread (arrays below
+#: :data:`PARALLEL_MIN`, and every array in a process that must not start
+#: the thread pool): :func:`parallel_kernel`'s serial twin.
+serial_kernel = serial_version(parallel_kernel)
 
 
 @cached_njit(nogil=True)
