@@ -1,5 +1,5 @@
 """numbacast.mx against torchao's ``to_mx`` (its eager CPU path), where torchao
-is installed (it is not a test dependency: the test is skipped without it).
+is installed (the ``compare`` extra; not a test dependency: the test is skipped without it).
 
 For each MX float format torchao has (mxfp8 e4m3 and e5m2, mxfp6 e2m3 and
 e3m2, mxfp4 e2m1) and each of its scale modes (FLOOR, CEIL, EVEN, RCEIL),
@@ -18,8 +18,9 @@ import pytest
 
 import numbacast.mx as mx
 
-if importlib.util.find_spec("torchao") is None:  # checked before importing torch, which takes seconds
-    pytest.skip("torchao is not installed", allow_module_level=True)
+# checked before importing torch, which takes seconds
+if importlib.util.find_spec("torchao") is None or importlib.util.find_spec("torch") is None:
+    pytest.skip("torchao and torch are not installed (pip install numbacast[compare])", allow_module_level=True)
 import torch  # noqa: E402
 from torchao.prototype.mx_formats import constants  # noqa: E402
 from torchao.prototype.mx_formats.config import ScaleCalculationMode  # noqa: E402

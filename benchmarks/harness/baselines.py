@@ -327,12 +327,19 @@ TORCHAO_ELEMENTS = {"mxfp8_e4m3": "float8_e4m3fn", "mxfp4_e2m1": "float4_e2m1fn_
 
 
 def torchao_mx_cast(source, target, size):
-    """torchao's ``to_mx`` (eager, CPU) of a FLOAT sample to an MX format, blocks of 32."""
+    """torchao's eager CPU quantise of a FLOAT sample: ``to_mx`` to an MX format
+    (blocks of 32); for NVFP4, ``NVFP4Tensor.to_nvfp4`` (blocks of 16, one row)
+    with the per-tensor scale of the sample's largest magnitude, computed in
+    the timed call as numbacast computes its default."""
     optional_module("torchao")
     torch = torch_module()
-    mx_tensor = optional_module("torchao.prototype.mx_formats.mx_tensor")
-    if source is not FLOAT or target.name not in TORCHAO_ELEMENTS:
-        raise Unavailable("FLOAT to mxfp8_e4m3 and mxfp4_e2m1 only")
+    if source is not FLOAT or target.name not in (*TORCHAO_ELEMENTS, "nvfp4"):
+        raise Unavailable("FLOAT to mxfp8_e4m3, mxfp4_e2m1 and nvfp4 only")
     x = torch.from_numpy(sample(FLOAT, size).copy())
+    if target.name == "nvfp4":
+        nvfp4 = optional_module("torchao.prototype.mx_formats.nvfp4_tensor")
+        row = x.reshape(1, -1)
+        return lambda: nvfp4.NVFP4Tensor.to_nvfp4(row, 16, nvfp4.per_tensor_amax_to_scale(row.abs().max()))
+    mx_tensor = optional_module("torchao.prototype.mx_formats.mx_tensor")
     dtype = getattr(torch, TORCHAO_ELEMENTS[target.name])
     return lambda: mx_tensor.to_mx(x, dtype, 32)

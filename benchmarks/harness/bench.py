@@ -211,7 +211,7 @@ def mx_gfloat_timed(group, source, target, size, repeat):
 
 
 def mx_torchao_timed(group, source, target, size, repeat):
-    """Median milliseconds of numbacast's quantise and of torchao's ``to_mx``."""
+    """Median milliseconds of numbacast's quantise and of torchao's (``to_mx``, ``to_nvfp4``)."""
     return alternately(baselines.mx_cast(source, target, size), baselines.torchao_mx_cast(source, target, size), repeat)
 
 
@@ -341,9 +341,10 @@ def make_groups():
         ),
         Group(
             "mx-torchao",
-            "FLOAT to MX formats, against torchao's to_mx (eager, CPU; where torchao is installed)",
+            "FLOAT to block formats, against torchao's to_mx and NVFP4Tensor.to_nvfp4 (eager, CPU; where torchao "
+            "is installed: the compare extra)",
             "torchao",
-            tuple((FLOAT, f) for f in baselines.MX_FORMATS if f.name in baselines.TORCHAO_ELEMENTS),
+            tuple((FLOAT, f) for f in baselines.MX_FORMATS),
             Target(">", 1),
             speedup,
             mx_torchao_timed,

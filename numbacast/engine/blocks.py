@@ -1,10 +1,11 @@
-"""Block-scaled quantisation kernels: one fused pass per block, parallel over blocks.
+"""Block-scaled quantisation kernels: one fused pass over the data, parallel over tasks of whole blocks.
 
 :func:`quantize_blocks` quantises a 2-D C-contiguous array along its last
 axis, cut into blocks of ``block_size`` (the last one shorter when the length
-is not a multiple): for each block, in one task of a ``prange`` loop, the
-largest magnitude (read once, the block then sits in cache), the scale from
-it, and every element scaled and rounded.  :func:`dequantize_blocks` goes back.
+is not a multiple): in each task of a ``prange`` loop (:data:`TASK_ELEMENTS`),
+the largest magnitude of each block (read once from memory, the task's
+elements then sit in cache) and the scale from it, then every element of the
+task scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.
 
 Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
 FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,
@@ -133,21 +134,23 @@ def _overload_new_weights(size, conversion):
 
 def scaled(x, weight, conversion, block):
     """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
-    conversion's source type; a NaN scale gives +NaN (``@njit`` only)."""
+    conversion's source type (``@njit`` only): a product for MX, a quotient
+    for NVFP4.  Branch-free, so that the element loops run in vector lanes: a
+    NaN weight gives NaN, of any sign, and :func:`_quantize_task` rewrites
+    the elements of such blocks."""
     raise TypeError("scaled() is for @njit code")
 
 
-@overload(scaled, jit_options={"nogil": True})
+@overload(scaled, jit_options={"nogil": True, "error_model": "numpy"})  # a division without a zero check
 def _overload_scaled(x, weight, conversion, block):
     if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
     c = conversion.conversion
     real = _real(conversion)
-    nan = real(np.nan)
     if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's divisor
-        return lambda x, weight, conversion, block: nan if weight != weight else real(x) / weight
+        return lambda x, weight, conversion, block: real(x) / weight
     if c.rounding in ("nearest_even", "nearest_away"):
-        return lambda x, weight, conversion, block: nan if weight != weight else real(x) * weight
+        return lambda x, weight, conversion, block: real(x) * weight
     tiny = real(np.finfo(real).smallest_subnormal)
 
     def multiply_keeping_nonzero(x, weight, conversion, block):
@@ -156,7 +159,7 @@ def _overload_scaled(x, weight, conversion, block):
         v = real(x) * weight
         if v == 0 and x != 0:
             v = tiny if x > 0 else -tiny
-        return nan if weight != weight else v
+        return v
 
     return multiply_keeping_nonzero
 
@@ -281,8 +284,9 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
 
 
 #: Elements per task of the parallel loops, at least: a task takes whole blocks
-#: of one line, so that the element loops are long enough to run in vector lanes.
-TASK_ELEMENTS = 512
+#: of one line, so that the element loops are long enough to run in vector lanes
+#: (and a quantising task's one allocation, its weights, is paid once for many blocks).
+TASK_ELEMENTS = 2048
 
 
 @cached_njit(nogil=True)
@@ -304,28 +308,35 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`: the scales of its blocks first
-    (independent of each other, so the processor overlaps them), then each
-    block's elements scaled and rounded, over slices of the flat arrays
-    indexed from 0 (contiguous loads and stores, in vector lanes)."""
+    """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
+    first, its weight written beside each of the block's elements, then one
+    loop over all the task's elements, each scaled by its weight and rounded
+    (contiguous loads and stores, in vector lanes, however short the blocks);
+    last, in a task holding a block of the NaN scale, that block's elements
+    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten)."""
     block_size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
-    offset = row * n
-    weights = new_weights(b1 - b0, conversion)
+    start = row * n + first
+    line, out = src[start : start + last - first], elements[start : start + last - first]
+    weights = new_weights(line.size, conversion)
+    nan_blocks = False
     for b in range(b0, b1):
-        start = offset + b * block_size
-        line = src[start : offset + min((b + 1) * block_size, n)]
-        code, weights[b - b0] = block_scale(
-            block_amax(line), block, conversion, rule, unscale, largest, half_step, tensor_scale
+        begin = (b - b0) * block_size
+        end = min(begin + block_size, line.size)
+        code, weight = block_scale(
+            block_amax(line[begin:end]), block, conversion, rule, unscale, largest, half_step, tensor_scale
         )
         scales[row, b] = code
-    for b in range(b0, b1):
-        start = offset + b * block_size
-        end = offset + min((b + 1) * block_size, n)
-        line, out, weight = src[start:end], elements[start:end], weights[b - b0]
+        weights[begin:end] = weight
+        nan_blocks |= weight != weight
+    for k in range(line.size):
+        v = scaled(line[k], weights[k], conversion, block)
+        out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
+    if nan_blocks:
+        nan = in_source_type(np.nan, conversion)
         for k in range(line.size):
-            v = scaled(line[k], weight, conversion, block)
-            out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
+            if weights[k] != weights[k]:
+                out[k] = store_element(encode_element(nan, conversion, key, np.uint64(start + k)), conversion)
 
 
 @cached_njit(parallel=True, nogil=True)
