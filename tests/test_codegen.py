@@ -19,10 +19,10 @@ PROBE = textwrap.dedent("""
         x = np.ones(kernels.PARALLEL_MIN, source)
         numbacast.cast(x, target)
         numbacast.cast(x[:10], target)
-    for kernel in (kernels.serial_kernel, kernels.parallel_kernel):
+    for name, kernel in (("serial", kernels.serial_kernel), ("parallel", kernels.parallel_kernel)):
         for signature in kernel.signatures:
             asm = kernel.inspect_asm(signature)
-            counts[f"{kernel.__name__} {signature}"] = [asm.count("%ymm"), asm.count("%zmm")]
+            counts[f"{name} {signature}"] = [asm.count("%ymm"), asm.count("%zmm")]
     print(json.dumps(counts))
 """)
 
