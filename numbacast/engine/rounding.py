@@ -396,11 +396,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
 
         @_jit
         def deep_and_in_doubt(bits, r):
-            is_deep = deep(bits, r)
-            # the others become 0 first: converting a large float to an integer would be undefined
-            steps = from_bits(uint(uint(bits) & magnitude_mask) if is_deep else uint(0)) * step_scale
+            # FAST's fraction, computed alike (one computation once both are inlined in a
+            # loop); for large values it is undefined, and then not chosen
+            steps = from_bits(uint(uint(bits) & magnitude_mask)) * step_scale
             fraction = np.int32((steps - real(np.int32(steps))) * fraction_scale)
-            return is_deep & (uint(uint(fraction) + uint(r)) == doubt)
+            return (uint(uint(fraction) + uint(r)) == doubt) if deep(bits, r) else False
 
         return deep_and_in_doubt
 
@@ -459,7 +459,8 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 # |x| in target steps, exactly (a power of two times a float32 below 2**24): its
                 # integer part, and its fraction in units of 2**-small_bits (exact, as at most
                 # small_bits bits go, or CHECK says so); up when that and r reach 2**small_bits
-                steps = from_bits(a) * step_scale  # below 2**24: its conversions to int32 are defined
+                # below 2**24 (its conversions to int32 are defined), as CHECK computes it
+                steps = from_bits(uint(x & magnitude_mask)) * step_scale
                 q = np.int32(steps)
                 fraction = np.int32((steps - real(q)) * fraction_scale)
                 magnitude = uint(uint(q) + uint(uint(uint(fraction) + uint(r)) >> small_shift))
