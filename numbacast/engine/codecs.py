@@ -91,15 +91,14 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     needs a test of its own.
     """
     uint, real, from_bits = source_arithmetic(source)
-    sint = np.int32 if uint is np.uint32 else np.int64  # a magnitude's bits compare as signed ones
     sign_shift = uint(source.sign_shift)
     magnitude_mask = uint(source.magnitude_mask)
-    src_inf = sint(source.inf_code)
+    src_inf = uint(source.inf_code)
     shift = uint(source.mantissa_bits - target.mantissa_bits)
     rebias = (source.bias - target.bias) << target.mantissa_bits
     # Source magnitudes from here up are normal numbers in the target.
     normal_exponent = source.bias + target.min_normal_exponent
-    normal_min = sint(normal_exponent << source.mantissa_bits)
+    normal_min = uint(normal_exponent << source.mantissa_bits).view(real)  # compared as floats: one instruction
     has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
     # (a + round_bias + last kept bit) >> shift is the rounded magnitude, re-biased on the way
     # where the subnormal range is apart (every normal magnitude is above rebias << shift)
@@ -138,11 +137,11 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         negative = (x >> sign_shift) != 0
         sign = uint(uint(x >> sign_move) & dst_sign)
         a = uint(x & magnitude_mask)
-        nan = sint(a) > src_inf
+        nan = from_bits(a) != from_bits(a)
         if clamp:
             a = min(a, clamp_bits)
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
-        if has_subnormal_range and sint(a) < normal_min:
+        if has_subnormal_range and from_bits(a) < normal_min:
             magnitude = uint(float_bits(from_bits(a) + magic) - magic_bits)
         code = magnitude
         if not keep_negative_zero and magnitude == 0:
@@ -150,7 +149,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         if not clamp:
             if magnitude > max_code:
                 code = ovf_neg_flip if negative else ovf_pos
-            if a == uint(src_inf):
+            if a == src_inf:
                 code = inf_neg_flip if negative else inf_pos
         if nan:
             code = nan_neg_flip if negative else nan_pos

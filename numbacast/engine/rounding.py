@@ -437,7 +437,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # is clamped to the largest finite value first (it rounds to itself in every mode)
     clamp = signed and over_pos == over_neg == inf_pos == inf_neg_flip == max_code
     max_bits = uint(real(float(target.largest)).view(uint)) if clamp else uint(0)
-    sint = np.int32 if uint is np.uint32 else np.int64  # a magnitude's bits compare as signed ones
+    normal_min_value = normal_min.view(real)
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
@@ -447,10 +447,10 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         x = uint(bits)
         negative = (x >> sign_shift) != zero
         a = uint(x & magnitude_mask)
-        nan = sint(a) > sint(src_inf)
+        nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
         if clamp:
             a = min(a, max_bits)
-        subnormal = sint(a) < sint(normal_min)
+        subnormal = from_bits(a) < normal_min_value
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
             up = stochastic_normal(uint(a & fixed_low), r)
@@ -600,7 +600,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     @_jit
     def encode(bits, r):
         a = uint(uint(bits) & mag_mask)
-        nan_in = sint(a) > sint(src_inf)
+        nan_in = from_bits(a) != from_bits(a)
         if saturate:
             a = min(a, top_bits)
         m = a
