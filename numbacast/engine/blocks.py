@@ -120,18 +120,6 @@ def nvfp4_divisor(scale, tensor_scale):
     return np.float64(np.float32(scale * tensor_scale))
 
 
-def new_weights(size, conversion):
-    """An empty array for ``size`` block weights (see :func:`block_scale`) (``@njit`` only)."""
-    raise TypeError("new_weights() is for @njit code")
-
-
-@overload(new_weights, jit_options={"nogil": True})
-def _overload_new_weights(size, conversion):
-    if isinstance(conversion, ConversionType):
-        real = _real(conversion)
-        return lambda size, conversion: np.empty(size, real)
-
-
 def scaled(x, weight, conversion, block):
     """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
     conversion's source type (``@njit`` only): a product for MX, a quotient
@@ -318,7 +306,7 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
-    weights = new_weights(line.size, conversion)
+    weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
     nan_blocks = False
     for b in range(b0, b1):
         begin = (b - b0) * block_size

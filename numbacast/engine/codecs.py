@@ -75,6 +75,67 @@ def source_arithmetic(source):
 
 
 @functools.cache
+def signed_codes(source, target, over, inf, nan):
+    """``(clamp, clamp_bits, code)`` for rounding a ``source`` float (FLOAT32 or
+    FLOAT64) to the signed format ``target``, where an overflow, an infinity
+    and a NaN give the (positive, negative) codes ``over``, ``inf`` and ``nan``.
+
+    ``clamp``: an overflow and an infinity give one code, the largest finite
+    magnitude or the one just above it (with the sign bit when negative).  A
+    magnitude's bits are then clamped to ``clamp_bits``, the source bits of
+    that code's value, before the rounding, which gives the code in every mode
+    and leaves neither case a test of its own.
+
+    ``code(x, a, magnitude, is_nan)``: the code of the value of bits ``x``,
+    whose magnitude bits are ``a`` (clamped or not) and rounded magnitude
+    ``magnitude``; -0 gives 0 where the format has no -0.  The sign bit is put
+    on last by one flip: the special codes of negative values are kept as they
+    are before it, so that choosing between the codes of the two signs is a
+    choice between equal constants where they differ only by the sign bit.
+    """
+    uint, real, _ = source_arithmetic(source)
+    dst_sign = 1 << target.sign_shift
+    (over_pos, over_neg), (inf_pos, inf_neg), (nan_pos, nan_neg) = (tuple(map(int, c)) for c in (over, inf, nan))
+    # the value of the code of an overflow, the largest finite one or the next power of two
+    top_value = 2.0 ** ((over_pos >> target.mantissa_bits) - target.bias) * (
+        1 + (over_pos & ((1 << target.mantissa_bits) - 1)) / 2**target.mantissa_bits
+    )
+    clamp = (
+        over_pos == inf_pos < dst_sign
+        and over_neg == inf_neg == over_pos | dst_sign
+        and over_pos - target.max_code in (0, 1)
+        and top_value < float(np.finfo(real).max)
+    )
+    clamp_bits = uint(real(top_value if clamp else 0).view(uint))
+    over_neg_flip, inf_neg_flip, nan_neg_flip = (uint(c ^ dst_sign) for c in (over_neg, inf_neg, nan_neg))
+    over_pos, inf_pos, nan_pos = uint(over_pos), uint(inf_pos), uint(nan_pos)
+    sign_shift = uint(source.sign_shift)
+    sign_move = uint(source.sign_shift - target.sign_shift)
+    src_inf = uint(source.inf_code)
+    max_code = uint(target.max_code)
+    keep_negative_zero = target.has_negative_zero
+    dst_sign = uint(dst_sign)
+
+    @_jit
+    def code(x, a, magnitude, is_nan):
+        negative = (x >> sign_shift) != 0
+        sign = uint(uint(x >> sign_move) & dst_sign)
+        result = magnitude
+        if not keep_negative_zero and magnitude == 0:
+            result = sign
+        if not clamp:
+            if magnitude > max_code:
+                result = over_neg_flip if negative else over_pos
+            if a == src_inf:
+                result = inf_neg_flip if negative else inf_pos
+        if is_nan:
+            result = nan_neg_flip if negative else nan_pos
+        return uint(result ^ sign)
+
+    return clamp, clamp_bits, code
+
+
+@functools.cache
 def float_encoder(source, target, saturate, inf_to_nan=False):
     """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
     FLOAT64) rounded once to the signed float format ``target``.
@@ -85,15 +146,10 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     mantissa bit weighs one target subnormal step, so that the hardware's
     round-to-nearest-even does the rounding.
 
-    When an overflow and an infinity give one code, the largest finite
-    magnitude or the one just above it, the magnitude is first clamped to
-    the source value of that code: the rounding then gives it, and neither
-    needs a test of its own.
+    Overflow, infinity, NaN and the sign are those of :func:`signed_codes`.
     """
     uint, real, from_bits = source_arithmetic(source)
-    sign_shift = uint(source.sign_shift)
     magnitude_mask = uint(source.magnitude_mask)
-    src_inf = uint(source.inf_code)
     shift = uint(source.mantissa_bits - target.mantissa_bits)
     rebias = (source.bias - target.bias) << target.mantissa_bits
     # Source magnitudes from here up are normal numbers in the target.
@@ -107,35 +163,14 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     rebias_after = uint(0 if has_subnormal_range else rebias % (1 << source.bits))
     magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
     magic_bits = uint(magic.view(uint))
-    dst_sign = 1 << target.sign_shift
-    sign_move = uint(source.sign_shift - target.sign_shift)
-    max_code = uint(target.max_code)
-    keep_negative_zero = target.has_negative_zero
-    (ovf_pos, ovf_neg), (inf_pos, inf_neg) = overflow_codes(target, saturate, inf_to_nan)
-    nan_pos, nan_neg = nan_codes(target)
-    # the value of the code of an overflow, the largest finite one or the next power of two
-    top_value = 2.0 ** ((ovf_pos >> target.mantissa_bits) - target.bias) * (
-        1 + (ovf_pos & ((1 << target.mantissa_bits) - 1)) / 2**target.mantissa_bits
+    clamp, clamp_bits, signed_code = signed_codes(
+        source, target, *overflow_codes(target, saturate, inf_to_nan), nan_codes(target)
     )
-    clamp = (
-        ovf_pos == inf_pos < dst_sign
-        and ovf_neg == inf_neg == ovf_pos | dst_sign
-        and ovf_pos - target.max_code in (0, 1)
-        and top_value < float(np.finfo(real).max)
-    )
-    clamp_bits = uint(real(top_value if clamp else 0).view(uint))
-    # the codes of negative values are flipped by their sign bit last: the
-    # special ones are given here as they are before that flip
-    ovf_neg_flip, inf_neg_flip, nan_neg_flip = (uint(c ^ dst_sign) for c in (ovf_neg, inf_neg, nan_neg))
-    ovf_pos, inf_pos, nan_pos = uint(ovf_pos), uint(inf_pos), uint(nan_pos)
-    dst_sign = uint(dst_sign)
     one = uint(1)
 
     @_jit
     def encode(bits):
         x = uint(bits)
-        negative = (x >> sign_shift) != 0
-        sign = uint(uint(x >> sign_move) & dst_sign)
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)
         if clamp:
@@ -143,17 +178,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
         if has_subnormal_range and from_bits(a) < normal_min:
             magnitude = uint(float_bits(from_bits(a) + magic) - magic_bits)
-        code = magnitude
-        if not keep_negative_zero and magnitude == 0:
-            code = sign
-        if not clamp:
-            if magnitude > max_code:
-                code = ovf_neg_flip if negative else ovf_pos
-            if a == src_inf:
-                code = inf_neg_flip if negative else inf_pos
-        if nan:
-            code = nan_neg_flip if negative else nan_pos
-        return uint(code ^ sign)
+        return signed_code(x, a, magnitude, nan)
 
     return encode
 

@@ -33,7 +33,7 @@ from numba import njit
 
 from ..formats import description as formats
 from .bits import float_bits, leading_zeros
-from .codecs import source_arithmetic
+from .codecs import signed_codes, source_arithmetic
 
 _jit = functools.partial(njit, cache=False, nogil=True)
 
@@ -427,16 +427,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         inf_pos, inf_neg = nan_pos, nan_neg
     toward_pos = rounding in (TOWARD_ZERO, TOWARD_NEGATIVE)  # an overflow of a positive value gives +max
     toward_neg = rounding in (TOWARD_ZERO, TOWARD_POSITIVE)
-    keep_negative_zero = target.has_negative_zero
-    # signed targets: the code before its sign bit is flipped by the value's
-    sign_move = uint(source.sign_shift - target.sign_shift) if signed else uint(0)
-    over_pos = max_code if toward_pos else away_pos
-    over_neg = uint((uint(max_code | dst_sign) if toward_neg else away_neg) ^ dst_sign)
-    inf_neg_flip, nan_neg_flip = uint(inf_neg ^ dst_sign), uint(nan_neg ^ dst_sign)
-    # signed targets where an overflow and an infinity give +/-max: the magnitude
-    # is clamped to the largest finite value first (it rounds to itself in every mode)
-    clamp = signed and over_pos == over_neg == inf_pos == inf_neg_flip == max_code
-    max_bits = uint(real(float(target.largest)).view(uint)) if clamp else uint(0)
+    if signed:
+        over = (max_code if toward_pos else away_pos, uint(max_code | dst_sign) if toward_neg else away_neg)
+        clamp, clamp_bits, signed_code = signed_codes(source, target, over, (inf_pos, inf_neg), (nan_pos, nan_neg))
+    else:
+        clamp, clamp_bits, signed_code = False, uint(0), None
     normal_min_value = normal_min.view(real)
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
@@ -449,7 +444,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
         if clamp:
-            a = min(a, max_bits)
+            a = min(a, clamp_bits)
         subnormal = from_bits(a) < normal_min_value
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
@@ -519,20 +514,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                     outward = negative if up_negative else not negative  # the magnitude rounds up
                     magnitude = uint(uint(magnitude + uint((diff < 0) & outward)) - uint((diff > 0) & (not outward)))
         if signed:
-            # the code's sign bit is the value's, flipped by the special codes: a
-            # choice between equal constants costs nothing
-            sign = uint(uint(x >> sign_move) & dst_sign)
-            code = magnitude
-            if not keep_negative_zero and magnitude == zero:
-                code = sign
-            if not clamp:
-                if magnitude > max_code:
-                    code = over_neg if negative else over_pos
-                if a == src_inf:
-                    code = inf_neg_flip if negative else inf_pos
-            if nan:
-                code = nan_neg_flip if negative else nan_pos
-            code = uint(code ^ sign)
+            code = signed_code(x, a, magnitude, nan)
         else:
             code = magnitude
             if magnitude > max_code:
