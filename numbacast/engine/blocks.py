@@ -32,6 +32,7 @@ a NaN ``amax`` gives the NaN scale, and every element of such a block is the
 element type's encoding of NaN.
 """
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -42,15 +43,35 @@ from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits
 from .cache import cached_njit, serial_version
-from .conversion import Conversion, ConversionType, convert, kernel_dtype
+from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run, take_turns
 from .rounding import random64
 from .stochastic import convert_random
 
 FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
 
+
 #: The values of ``scale_rule=``, the default first.
 SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleRule:
+    """A scale rule (its ``name`` one of :data:`SCALE_RULES`) as the block
+    kernels take it: a constant of the compiled code, which has no branch on it."""
+
+    name: str
+
+
+class ScaleRuleType(types.Type):
+    """The Numba type of one :class:`ScaleRule` (a constant, no data)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+        super().__init__(name=f"ScaleRule[{rule.name}]")
+
+
+constant_type(ScaleRule, ScaleRuleType)
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
 E8M0_LOW, E8M0_HIGH = 0, 254
@@ -218,8 +239,8 @@ def _overload_block_amax(values):
 
 def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
     """``(code, weight)``: the scale code of a block whose largest magnitude is
-    ``amax``, by the scale rule ``rule`` (its index in :data:`SCALE_RULES`;
-    ``unscale`` is ``2**-emax``),
+    ``amax``, by the scale rule ``rule`` (a :class:`ScaleRule`; ``unscale``
+    is ``2**-emax``),
     and what its elements are scaled by in the element ``conversion``'s
     source type: ``1 / scale`` for MX (exact: a power of two, made from the
     code's bits; NaN for the NaN scale), for NVFP4 the divisor
@@ -229,8 +250,9 @@ def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tens
 
 @overload(block_scale, jit_options={"nogil": True})
 def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
-    if not isinstance(block, ConversionType) or not isinstance(conversion, ConversionType):
+    if not all(isinstance(c, ConversionType) for c in (block, conversion)) or not isinstance(rule, ScaleRuleType):
         return None
+    rule = rule.rule.name
     decode = decoding(block.conversion.target)
     if block.conversion.target is not FLOAT8E8M0:
         real = _real(conversion)
@@ -248,18 +270,18 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
     low, high, nan_code = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH), np.uint8(FLOAT8E8M0.format.quiet_nan_code)
     smallest = 2.0 ** (E8M0_LOW - 127)
     inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
-    ceil, even, rceil = (SCALE_RULES.index(rule) for rule in (CEIL, EVEN, RCEIL))
+    ceil, even, rceil = rule == CEIL, rule == EVEN, rule == RCEIL
 
     def mx_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
         value = amax * unscale
-        if rule == even and amax < np.inf:  # amax rounded to the element's precision first
+        if even and amax < np.inf:  # amax rounded to the element's precision first
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
-        if rule == rceil:
+        if rceil:
             value = amax / largest
         code = np.uint8(convert(value, block))  # 2**floor(log2 value), within the range
-        if rule == ceil and code < high and value >= smallest and (float_bits(value) & mantissa_field) != 0:
+        if ceil and code < high and value >= smallest and (float_bits(value) & mantissa_field) != 0:
             code = np.uint8(code + one)
-        if rule == rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
+        if rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
             for _ in range(2):
                 if code < high and largest * convert(code, decode) < amax:
                     code = np.uint8(code + one)
@@ -296,27 +318,29 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
-    first, its weight written beside each of the block's elements, then one
-    loop over all the task's elements, each scaled by its weight and rounded
-    (contiguous loads and stores, in vector lanes, however short the blocks);
-    last, in a task holding a block of the NaN scale, that block's elements
-    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten)."""
-    block_size, unscale, largest, half_step, tensor_scale = params
-    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    """Task ``t`` of :func:`quantize_kernel`, in loops that run in vector lanes:
+    the largest magnitude of each of its blocks, their scales (by the rule
+    compiled in), each block's weight written beside each of its elements,
+    then every element scaled by its weight and rounded; last, in a task
+    holding a block of the NaN scale, that block's elements made the encoding
+    of +NaN (:func:`scaled` leaves them to be rewritten)."""
+    size, unscale, largest, half_step, tensor_scale = params
+    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
+    count = b1 - b0
+    amaxes = np.empty(count)
+    for i in range(count):
+        amaxes[i] = block_amax(line[i * size : (i + 1) * size])
     weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
     nan_blocks = False
-    for b in range(b0, b1):
-        begin = (b - b0) * block_size
-        end = min(begin + block_size, line.size)
-        code, weight = block_scale(
-            block_amax(line[begin:end]), block, conversion, rule, unscale, largest, half_step, tensor_scale
-        )
-        scales[row, b] = code
-        weights[begin:end] = weight
+    for i in range(count):
+        code, weight = block_scale(amaxes[i], block, conversion, rule, unscale, largest, half_step, tensor_scale)
+        scales[row, b0 + i] = code
         nan_blocks |= weight != weight
+        amaxes[i] = weight
+    for i in range(count):
+        weights[i * size : (i + 1) * size] = amaxes[i]
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
@@ -333,7 +357,8 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
     (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
     array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
     ``scales`` the scale codes (uint8, one per block of each row), ``block``
-    the scale's conversion and ``conversion`` the elements', ``params`` =
+    the scale's conversion and ``conversion`` the elements', ``rule`` a
+    :class:`ScaleRule`, ``params`` =
     ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
     of stochastic rounding."""
     rows, n = src.shape
@@ -445,11 +470,10 @@ def tensor_scale_of(flat):
     return np.float32(take_turns(nvfp4_tensor_scale, flat))
 
 
-def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
-    """``(rule, params)``, the run-time arguments of :func:`quantize_kernel`."""
+def quantize_parameters(fmt: BlockFormat, block_size, tensor_scale):
+    """``params``, the run-time arguments of :func:`quantize_kernel` besides the arrays."""
     half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
-    params = (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale))
-    return np.int64(SCALE_RULES.index(rule)), params
+    return (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale))
 
 
 def dequantizing(fmt: BlockFormat, output: OnnxType):
@@ -470,8 +494,8 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
-    rule_index, params = quantize_parameters(fmt, block_size, rule, tensor_scale)
-    args = (src, elements, scales, scale_conversion(fmt), conversion, rule_index, params, np.uint64(key))
+    params = quantize_parameters(fmt, block_size, tensor_scale)
+    args = (src, elements, scales, scale_conversion(fmt), conversion, ScaleRule(rule), params, np.uint64(key))
     split_run(QUANTIZE, src.size, *args)
     return elements, scales
 

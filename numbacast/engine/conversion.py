@@ -153,6 +153,16 @@ def exactly_representable(source, target):
     )
 
 
+def constant_type(cls, type_class):
+    """Make the instances of ``cls`` compile-time constants in Numba: each is
+    typed ``type_class(instance)`` (whose name must say all of the instance,
+    as it keys the compiled code and its cache), and carries no data at run time."""
+    typeof_impl.register(cls)(functools.cache(lambda value, context: type_class(value)))
+    register_model(type_class)(models.OpaqueModel)
+    unbox(type_class)(lambda typ, obj, c: NativeValue(c.context.get_dummy_value()))
+    lower_constant(type_class)(lambda context, builder, typ, value: context.get_dummy_value())
+
+
 class ConversionType(types.Type):
     """The Numba type of one :class:`Conversion` (a constant, no data)."""
 
@@ -161,23 +171,7 @@ class ConversionType(types.Type):
         super().__init__(name=f"Conversion[{conversion}]")
 
 
-@typeof_impl.register(Conversion)
-@functools.cache
-def _typeof_conversion(value, context):
-    return ConversionType(value)
-
-
-register_model(ConversionType)(models.OpaqueModel)
-
-
-@unbox(ConversionType)
-def _unbox_conversion(typ, obj, c):
-    return NativeValue(c.context.get_dummy_value())
-
-
-@lower_constant(ConversionType)
-def _constant_conversion(context, builder, typ, value):
-    return context.get_dummy_value()
+constant_type(Conversion, ConversionType)
 
 
 @_jit

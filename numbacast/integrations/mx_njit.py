@@ -71,7 +71,7 @@ def _overload_quantize(
         )
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode)
     block = blocks.scale_conversion(block_format_)
-    rule_index = np.int64(blocks.SCALE_RULES.index(rule))
+    scale_rule_ = blocks.ScaleRule(rule)
     default_size = block_format_.block_size
     name = block_format_.name
     nvfp4 = block_format_.tensor_scale
@@ -113,7 +113,7 @@ def _overload_quantize(
             scales.reshape((rows, nb)).view(np.uint8),
             block,
             conversion,
-            rule_index,
+            scale_rule_,
             params,
             np.uint64(0),
         )
