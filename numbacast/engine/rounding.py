@@ -373,6 +373,13 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     minus_half_step = real(-(2.0 ** (target.min_normal_exponent - target.mantissa_bits - 1)))
     toward_zero_mode = rounding == TOWARD_ZERO
     even, away, up_positive, up_negative, random, stochastic_full = mode_flags(rounding, stochastic_bits)
+    # Below the normal range, |x| in steps of the target's smallest subnormal, 2**-step_exponent:
+    # exact when 0 <= step_exponent (a product by 2**step_exponent, which never underflows)
+    step_exponent = target.mantissa_bits - target.min_normal_exponent
+    top_exponent = np.finfo(real).maxexp - 1
+    step_scale = real(2.0 ** min(step_exponent, top_exponent))
+    directed_steps = (toward_zero_mode or up_positive or up_negative) and 0 <= step_exponent <= top_exponent
+    steps_cap = real(2.0**target.mantissa_bits)  # above every subnormal's steps: int32 conversions stay defined
     if random:
         reduce, stochastic_normal, stochastic_small, small_bits = stochastic_lanes(shift, stochastic_bits, uint)
     else:
@@ -382,9 +389,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     fast = part == FAST
     small_cap = uint(max(small_bits, 1))
     # FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
-    step_exponent = target.mantissa_bits - target.min_normal_exponent  # of the smallest subnormal, negated
-    float_steps = uint is np.uint32 and 0 < small_bits and step_exponent <= 127
-    step_scale = real(2.0 ** min(step_exponent, 127))
+    float_steps = uint is np.uint32 and 0 < small_bits and step_exponent <= top_exponent
     fraction_scale, small_shift = real(2.0**small_bits), uint(small_bits)
     if part == CHECK:  # values whose step drops more than the fast part handles
         deep = _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
@@ -498,7 +503,16 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             elif up_negative:
                 add = fixed_low if negative else zero
             magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
-            if has_subnormal_range and subnormal:
+            if has_subnormal_range and subnormal and directed_steps:
+                # Below: |x| in steps of the smallest subnormal, its integer part
+                # (toward zero), one more when the magnitude rounds up and a fraction is left
+                steps = min(from_bits(a) * step_scale, steps_cap)
+                q = np.int32(steps)
+                magnitude = uint(q)
+                if up_positive or up_negative:
+                    outward = negative if up_negative else not negative
+                    magnitude = uint(magnitude + uint((real(q) != steps) & outward))
+            elif has_subnormal_range and subnormal:
                 # Below: the hardware rounds to nearest even on the grid of the
                 # smallest subnormal (adding a power of two whose last bit is that
                 # step); the exact difference from the value says how to move.
