@@ -188,6 +188,21 @@ def test_encode_matches_gfloat(case):
     assert_same_codes(t, fi, values, ours, gfloat_codes(fi, values, mode, saturate))
 
 
+@pytest.mark.parametrize("extended", [True, False])
+def test_a_format_without_an_exponent_field_rounds_as_gfloat(extended):
+    """Signed binary4p4: every value is subnormal, the largest too, so that the
+    value of its code cannot be read as an exponent and a mantissa (the full
+    sweep found 1.875 giving NaN with saturate=True: its clamp came from such a
+    reading).  Every (rounding, saturate)."""
+    t, fi = p3109_pair(4, 4, True, extended)
+    values = compared(t, fi, float32_sweep(fi, np.random.default_rng(4), 1 << 12))
+    for first in range(0, len(COMBINATIONS), 3):  # a harness runs up to three conversions
+        combinations = COMBINATIONS[first : first + 3]
+        conversions = [Conversion.make(numbacast.FLOAT, t, saturate, rounding=mode) for mode, saturate in combinations]
+        for (mode, saturate), ours in zip(combinations, converter_harness(conversions)(values)):
+            assert_same_codes(t, fi, values, ours.astype(np.uint64), gfloat_codes(fi, values, mode, saturate))
+
+
 @pytest.mark.parametrize("t,fi", FORMATS, ids=lambda x: getattr(x, "name", ""))
 def test_every_code_decodes_as_gfloat_decodes_it(t, fi):
     codes = np.arange(1 << fi.k, dtype=np.uint64)

@@ -96,10 +96,9 @@ def signed_codes(source, target, over, inf, nan):
     uint, real, _ = source_arithmetic(source)
     dst_sign = 1 << target.sign_shift
     (over_pos, over_neg), (inf_pos, inf_neg), (nan_pos, nan_neg) = (tuple(map(int, c)) for c in (over, inf, nan))
-    # the value of the code of an overflow, the largest finite one or the next power of two
-    top_value = 2.0 ** ((over_pos >> target.mantissa_bits) - target.bias) * (
-        1 + (over_pos & ((1 << target.mantissa_bits) - 1)) / 2**target.mantissa_bits
-    )
+    # the value of the code of an overflow, the largest finite one or the one just above it
+    # (a subnormal one in a format without an exponent field)
+    top_value = float(target.value_of(over_pos))
     clamp = (
         over_pos == inf_pos < dst_sign
         and over_neg == inf_neg == over_pos | dst_sign
