@@ -30,6 +30,16 @@ def cell(text):
     return str(text).replace("|", "\\|")
 
 
+def rerun_line(data):
+    """The line saying which groups a later run replaced (the record's ``rerun``), if any."""
+    rerun = data.get("rerun")
+    if not rerun:
+        return []
+    groups = ", ".join(f"`{key}`" for key in rerun["groups"])
+    when = f"{rerun['created']}: `{rerun['command']}`"
+    return ["", f"Groups {groups} are from a later run, of the code changed since, {when}."]
+
+
 def markdown_tables(data):
     """The Markdown for one bench record (the dict ``--json`` writes)."""
     machine = data["machine"]
@@ -39,6 +49,7 @@ def markdown_tables(data):
         f"Run of {data['created']}: `{data['command']}`; {data['size']:,} elements per cast, "
         f"the median of {data['repeat']} timed run(s) after {data['warm_up']} warm-up calls, "
         f"{machine['numba_threads']} Numba threads.",
+        *rerun_line(data),
         "",
         "| machine | |",
         "|---|---|",
