@@ -334,9 +334,10 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
         amaxes[i] = block_amax(line[i * size : (i + 1) * size])
     weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
     nan_blocks = False
+    codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap, the loop in vector lanes
     for i in range(count):
         code, weight = block_scale(amaxes[i], block, conversion, rule, unscale, largest, half_step, tensor_scale)
-        scales[row, b0 + i] = code
+        codes[i] = code
         nan_blocks |= weight != weight
         amaxes[i] = weight
     for i in range(count):
