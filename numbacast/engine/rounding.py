@@ -27,6 +27,7 @@ whenever ``s <= n``.
 """
 
 import functools
+from fractions import Fraction
 
 import numpy as np
 from numba import njit
@@ -378,8 +379,13 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     step_exponent = target.mantissa_bits - target.min_normal_exponent
     top_exponent = np.finfo(real).maxexp - 1
     step_scale = real(2.0 ** min(step_exponent, top_exponent))
-    directed_steps = (toward_zero_mode or up_positive or up_negative) and 0 <= step_exponent <= top_exponent
-    steps_cap = real(2.0**target.mantissa_bits)  # above every subnormal's steps: int32 conversions stay defined
+    # (the values below the normal range are then below the largest and the clamp, in a
+    # format with a normal range below its largest value)
+    directed_steps = (
+        (toward_zero_mode or up_positive or up_negative)
+        and 0 <= step_exponent <= top_exponent
+        and target.largest >= Fraction(2) ** target.min_normal_exponent
+    )
     if random:
         reduce, stochastic_normal, stochastic_small, small_bits = stochastic_lanes(shift, stochastic_bits, uint)
     else:
@@ -504,14 +510,14 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 add = fixed_low if negative else zero
             magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
             if has_subnormal_range and subnormal and directed_steps:
-                # Below: |x| in steps of the smallest subnormal, its integer part
-                # (toward zero), one more when the magnitude rounds up and a fraction is left
-                steps = min(from_bits(a) * step_scale, steps_cap)
-                q = np.int32(steps)
-                magnitude = uint(q)
-                if up_positive or up_negative:
-                    outward = negative if up_negative else not negative
-                    magnitude = uint(magnitude + uint((real(q) != steps) & outward))
+                # Below: x in steps of the smallest subnormal (fewer than 2**mantissa_bits,
+                # x unclamped is |x| = a), rounded to an integer in the mode (one instruction)
+                if up_positive:
+                    magnitude = uint(abs(np.int32(np.ceil(from_bits(x) * step_scale))))
+                elif up_negative:
+                    magnitude = uint(abs(np.int32(np.floor(from_bits(x) * step_scale))))
+                else:
+                    magnitude = uint(np.int32(from_bits(a) * step_scale))
             elif has_subnormal_range and subnormal:
                 # Below: the hardware rounds to nearest even on the grid of the
                 # smallest subnormal (adding a power of two whose last bit is that
