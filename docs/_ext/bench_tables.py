@@ -31,13 +31,13 @@ def cell(text):
 
 
 def rerun_line(data):
-    """The line saying which groups a later run replaced (the record's ``rerun``), if any."""
-    rerun = data.get("rerun")
-    if not rerun:
-        return []
-    groups = ", ".join(f"`{key}`" for key in rerun["groups"])
-    when = f"{rerun['created']}: `{rerun['command']}`"
-    return ["", f"Groups {groups} are from a later run, of the code changed since, {when}."]
+    """The lines saying which groups later runs replaced (the record's ``reruns``), if any."""
+    lines = []
+    for rerun in data.get("reruns", ()):
+        groups = ", ".join(f"`{key}`" for key in rerun["groups"])
+        when = f"{rerun['created']}: `{rerun['command']}`"
+        lines += ["", f"Groups {groups}: a later run, of the code changed since, {when}."]
+    return lines
 
 
 def markdown_tables(data):
