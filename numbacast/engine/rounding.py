@@ -378,11 +378,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # exact when 0 <= step_exponent (a product by 2**step_exponent, which never underflows)
     step_exponent = target.mantissa_bits - target.min_normal_exponent
     top_exponent = np.finfo(real).maxexp - 1
+    below_half = np.nextafter(real(0.5), real(0))
     step_scale = real(2.0 ** min(step_exponent, top_exponent))
     # (the values below the normal range are then below the largest and the clamp, in a
     # format with a normal range below its largest value)
     directed_steps = (
-        (toward_zero_mode or up_positive or up_negative)
+        (toward_zero_mode or up_positive or up_negative or away)
         and 0 <= step_exponent <= top_exponent
         and target.largest >= Fraction(2) ** target.min_normal_exponent
     )
@@ -511,8 +512,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
             if has_subnormal_range and subnormal and directed_steps:
                 # Below: x in steps of the smallest subnormal (fewer than 2**mantissa_bits,
-                # x unclamped is |x| = a), rounded to an integer in the mode (one instruction)
-                if up_positive:
+                # x unclamped is |x| = a), rounded to an integer in the mode (one instruction;
+                # ties away: the integer part of |x| + 0.5 less half an ulp of 0.5, which a
+                # sum rounds up to the next integer exactly when the fraction is at least 0.5)
+                if away:
+                    magnitude = uint(np.int32(from_bits(a) * step_scale + below_half))
+                elif up_positive:
                     magnitude = uint(abs(np.int32(np.ceil(from_bits(x) * step_scale))))
                 elif up_negative:
                     magnitude = uint(abs(np.int32(np.floor(from_bits(x) * step_scale))))
