@@ -380,9 +380,10 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     top_exponent = np.finfo(real).maxexp - 1
     below_half = np.nextafter(real(0.5), real(0))
     step_scale = real(2.0 ** min(step_exponent, top_exponent))
-    # (the values below the normal range are then below the largest and the clamp, in a
-    # format with a normal range below its largest value)
-    directed_steps = (
+    # The modes but ties to even and stochastic round there in steps (the values below the
+    # normal range are then below the largest and the clamp, in a format with a normal range
+    # below its largest value)
+    in_steps = (
         (toward_zero_mode or up_positive or up_negative or away)
         and 0 <= step_exponent <= top_exponent
         and target.largest >= Fraction(2) ** target.min_normal_exponent
@@ -510,7 +511,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             elif up_negative:
                 add = fixed_low if negative else zero
             magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
-            if has_subnormal_range and subnormal and directed_steps:
+            if has_subnormal_range and subnormal and in_steps:
                 # Below: x in steps of the smallest subnormal (fewer than 2**mantissa_bits,
                 # x unclamped is |x| = a), rounded to an integer in the mode (one instruction;
                 # ties away: the integer part of |x| + 0.5 less half an ulp of 0.5, which a
