@@ -59,7 +59,7 @@ SCALE = {"ci": 1, "long": 20}[PROFILE]
 
 
 #: Seconds each test may spend running examples in the ci profile (no bound in the long one).
-BUDGET = {"numbers": 25.0, "texts": 12.0, "command line": 12.0} if PROFILE == "ci" else {}
+BUDGET = {"numbers": 15.0, "texts": 8.0, "command line": 8.0} if PROFILE == "ci" else {}
 _STARTED = {}
 
 
