@@ -30,7 +30,7 @@ def cell(text):
     return str(text).replace("|", "\\|")
 
 
-def rerun_line(data):
+def rerun_lines(data):
     """The lines saying which groups later runs replaced (the record's ``reruns``), if any."""
     lines = []
     for rerun in data.get("reruns", ()):
@@ -49,7 +49,7 @@ def markdown_tables(data):
         f"Run of {data['created']}: `{data['command']}`; {data['size']:,} elements per cast, "
         f"the median of {data['repeat']} timed run(s) after {data['warm_up']} warm-up calls, "
         f"{machine['numba_threads']} Numba threads.",
-        *rerun_line(data),
+        *rerun_lines(data),
         "",
         "| machine | |",
         "|---|---|",

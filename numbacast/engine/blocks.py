@@ -318,30 +318,26 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`, in loops that run in vector lanes:
-    the largest magnitude of each of its blocks, their scales (by the rule
-    compiled in), each block's weight written beside each of its elements,
-    then every element scaled by its weight and rounded; last, in a task
-    holding a block of the NaN scale, that block's elements made the encoding
-    of +NaN (:func:`scaled` leaves them to be rewritten)."""
+    """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
+    first (by the rule compiled in), its weight written beside each of the
+    block's elements, then one loop over all the task's elements, each scaled
+    by its weight and rounded (contiguous loads and stores, in vector lanes,
+    however short the blocks); last, in a task holding a block of the NaN
+    scale, that block's elements made the encoding of +NaN (:func:`scaled`
+    leaves them to be rewritten)."""
     size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
-    count = b1 - b0
-    amaxes = np.empty(count)
-    for i in range(count):
-        amaxes[i] = block_amax(line[i * size : (i + 1) * size])
     weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
+    codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     nan_blocks = False
-    codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap, the loop in vector lanes
-    for i in range(count):
-        code, weight = block_scale(amaxes[i], block, conversion, rule, unscale, largest, half_step, tensor_scale)
+    for i in range(b1 - b0):
+        amax = block_amax(line[i * size : (i + 1) * size])
+        code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
         codes[i] = code
+        weights[i * size : (i + 1) * size] = weight
         nan_blocks |= weight != weight
-        amaxes[i] = weight
-    for i in range(count):
-        weights[i * size : (i + 1) * size] = amaxes[i]
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
