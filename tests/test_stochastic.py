@@ -208,26 +208,33 @@ def test_the_kernel_rounds_as_the_scalar_converter(target, bits):
 
 
 @pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16"])
-def test_values_far_below_a_step_with_the_random_numbers_at_the_edge(target):
+def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(target):
     """Rule: docs/rules.md#rule-stochastic
 
-    A float32 whose step drops more than 31 bits is rounded by the kernel's
-    fast encoder from the top 31 of its 64 random bits, and again by the full
-    encoder when those bits leave the decision open: when the fraction of a
-    step, cut to 31 bits, plus them is 2**31 - 1.  Random numbers on either
-    side of that edge, and on it with every kind of low bits, round as the
-    full encoder rounds them."""
+    Below the target's normal range the kernel's fast encoder rounds a
+    float32 to the grid of ``shift`` fraction bits of a step (nearest even),
+    adds the top ``shift`` random bits and cuts; the full encoder redoes an
+    element when that sum is one below a carry or a carry with nothing left.
+    Random numbers on either side of that edge, and on it with every kind of
+    low bits, for values with few and with many bits below a step, and for
+    values halfway between two points of the grid, round as the full encoder
+    rounds them."""
+    shift = 23 - numbacast.resolve(target).format.mantissa_bits
     step = exact.decode(target, 1).mag  # the smallest subnormal
     rng = np.random.default_rng(5)
-    values = (rng.uniform(1, 2, 600) * np.exp2(rng.integers(-40, -9, 600)) * float(step)).astype(np.float32)
+    deep = rng.uniform(1, 2, 400) * np.exp2(rng.integers(-40, -1, 400)) * float(step)
+    shallow = rng.uniform(0, 2 ** numbacast.resolve(target).format.mantissa_bits, 400) * float(step)
+    halfway = (rng.integers(0, 1 << shift, 200) + 0.5) * 2.0**-shift * float(step)
+    values = np.concatenate([deep, shallow, halfway]).astype(np.float32)
     values *= rng.choice(np.array([-1, 1], np.float32), values.size)
     x, r = [], []
+    low_bits = (0, 1, 1 << (63 - shift), (1 << (64 - shift)) - 1)
     for i, v in enumerate(values.tolist()):
-        edge = 2**31 - 1 - int(abs(Fraction(v)) / step % 1 * 2**31)  # the top 31 bits on the edge
-        for top in (edge - 1, edge, edge, edge + 1):
-            if 0 <= top < 2**31:
+        grid = round(abs(Fraction(v)) / step % 1 * 2**shift)  # the fraction on the grid, ties to even
+        for top in range((1 << shift) - grid - 2, (1 << shift) - grid + 2):
+            if 0 <= top < 1 << shift:
                 x.append(v)
-                r.append(top << 33 | (0, 1, 1 << 32, (1 << 33) - 1)[(i + len(r)) % 4])
+                r.append(top << (64 - shift) | low_bits[(i + len(r)) % 4])
     x, r = np.array(x, np.float32), np.array(r, np.uint64)
     conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(target), rounding="stochastic")
     given = numbacast.cast(x, target, rounding="stochastic", random_bits=r)

@@ -187,7 +187,7 @@ def stochastic_lanes(shift, n, uint):
     if shift <= m:
         keep, limit = uint(m - shift), uint(1 << shift)
         normal_up = _jit(lambda rem, reduced: uint(uint(reduced >> keep) + uint(rem)) >= limit)
-        return reduce, normal_up, small_up, m
+        return reduce, normal_up, small_up, m, _jit(lambda reduced: uint(reduced >> keep))
     t = uint(shift - n)
     half, low, limit = uint(1 << (shift - n - 1)), uint((1 << (shift - n)) - 1), uint(1 << n)
 
@@ -198,7 +198,7 @@ def stochastic_lanes(shift, n, uint):
         d = uint(kept + uint((rest > half) | ((rest == half) & ((kept & one) != 0))))
         return uint(d + reduced) >= limit
 
-    return reduce, normal_up_rounded, small_up, m
+    return reduce, normal_up_rounded, small_up, m, None
 
 
 @functools.cache
@@ -389,34 +389,24 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         and target.largest >= Fraction(2) ** target.min_normal_exponent
     )
     if random:
-        reduce, stochastic_normal, stochastic_small, small_bits = stochastic_lanes(shift, stochastic_bits, uint)
+        reduce, stochastic_normal, stochastic_small, small_bits, lift = stochastic_lanes(shift, stochastic_bits, uint)
     else:
-        reduce, stochastic_normal, stochastic_small, small_bits = _identity, _never_fixed, _never, 0
+        reduce, stochastic_normal, stochastic_small, small_bits, lift = _identity, _never_fixed, _never, 0, None
+    lifts = lift is not None
+    lift = lift or _identity
     if part == REDUCE:
         return reduce
     fast = part == FAST
     small_cap = uint(max(small_bits, 1))
-    # FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
-    float_steps = uint is np.uint32 and 0 < small_bits and step_exponent <= top_exponent
-    fraction_scale, small_shift = real(2.0**small_bits), uint(small_bits)
-    if part == CHECK:  # values whose step drops more than the fast part handles
-        deep = _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
-        if not float_steps:
-            return deep
-        # FAST's decision, fraction + r >= 2**small_bits, with the fraction cut to
-        # small_bits bits, is the exact one unless fraction + r = 2**small_bits - 1
-        doubt = uint((1 << small_bits) - 1)
-
-        @_jit
-        def deep_and_in_doubt(bits, r):
-            # FAST's fraction, computed alike (one computation once both are inlined in a
-            # loop); for large values it is undefined, and then not chosen
-            steps = from_bits(uint(uint(bits) & magnitude_mask)) * step_scale
-            fraction = np.int32((steps - real(np.int32(steps))) * fraction_scale)
-            return (uint(uint(fraction) + uint(r)) == doubt) if deep(bits, r) else False
-
-        return deep_and_in_doubt
-
+    # FAST with the random bits added where the target is normal: below, the magnitude is moved
+    # onto the grid of the source's ulp at the target's smallest normal (a float sum, rounded
+    # to nearest even there), whose bits then carry as above; in doubt (CHECK) where that
+    # rounding can change the decision: the dropped bits and the random ones sum to one
+    # below a carry or to a carry with nothing left
+    aligned = lifts and uint is np.uint32
+    aligned_delta = uint((normal_exponent << src_m) - (int(rebias) << shift))
+    if part == CHECK and not aligned:  # values whose step drops more than the fast part handles
+        return _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
     max_code = uint(target.max_code)
     signed = target.signed
     dst_sign = uint(1 << target.sign_shift) if signed else uint(0)
@@ -446,6 +436,29 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     else:
         clamp, clamp_bits, signed_code = False, uint(0), None
     normal_min_value = normal_min.view(real)
+
+    @_jit
+    def aligned_sum(a, r):
+        """FAST's magnitude bits plus the random ones, and whether ``a`` is below the normal range."""
+        subnormal = from_bits(a) < normal_min_value
+        c = a
+        if has_subnormal_range and subnormal:
+            c = uint(float_bits(from_bits(a) + normal_min_value) - aligned_delta)
+        return uint(c + lift(r)), subnormal
+
+    if part == CHECK and not has_subnormal_range:  # the bits carry exactly everywhere
+        return _no_check
+    if part == CHECK:
+
+        @_jit
+        def in_doubt(bits, r):
+            a = uint(uint(bits) & magnitude_mask)
+            if clamp:
+                a = min(a, clamp_bits)
+            lifted, subnormal = aligned_sum(a, r)
+            return subnormal & (uint(uint(lifted + one) & fixed_low) <= one)
+
+        return in_doubt
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
@@ -461,18 +474,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         subnormal = from_bits(a) < normal_min_value
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
-            up = stochastic_normal(uint(a & fixed_low), r)
-            magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
-            if subnormal and float_steps:
-                # |x| in target steps, exactly (a power of two times a float32 below 2**24): its
-                # integer part, and its fraction in units of 2**-small_bits (exact, as at most
-                # small_bits bits go, or CHECK says so); up when that and r reach 2**small_bits
-                # below 2**24 (its conversions to int32 are defined), as CHECK computes it
-                steps = from_bits(uint(x & magnitude_mask)) * step_scale
-                q = np.int32(steps)
-                fraction = np.int32((steps - real(q)) * fraction_scale)
-                magnitude = uint(uint(q) + uint(uint(uint(fraction) + uint(r)) >> small_shift))
-            elif subnormal:
+            if aligned:  # the dropped bits and the random ones carry into the kept ones
+                magnitude = uint(uint(aligned_sum(a, r)[0] >> fixed_shift) - rebias)
+            else:
+                up = stochastic_normal(uint(a & fixed_low), r)
+                magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
+            if subnormal and not aligned:
                 body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
                 s_small = uint(sub_shift - max(exponent, one))  # at most small_bits, or CHECK says so
                 s = uint(min(s_small, cap))

@@ -101,7 +101,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     not change, so the generator's work on those bits is done once a run."""
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
-    slow = np.uint32(0)
+    slow = False
     k = first
     row = k // row_length
     column = k - row * row_length
@@ -114,17 +114,16 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
         bits = random[k : k + m] if random is not None else None
         count = lo  # the low 32 bits of element i's index, in 32-bit lanes
         for i in range(m):
-            r = random_number(key, hi, count, bits, i, conversion)
+            reduced = reduce_random(random_number(key, hi, count, bits, i, conversion), conversion)
             count = np.uint32(count + np.uint32(1))
             value = source[i]
-            reduced = reduce_random(r, conversion)
             target[i] = convert_random_fast(value, conversion, reduced)
-            slow = max(slow, np.uint32(needs_full(value, conversion, reduced)))
+            slow |= needs_full(value, conversion, reduced)
         k += m
         column += m
         if column == row_length:
             row, column = row + 1, 0
-    if slow == 0:
+    if not slow:
         return
     for j in range(first, end):  # the few far below the target's smallest subnormal
         row = j // row_length
