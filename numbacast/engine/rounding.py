@@ -404,7 +404,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # rounding can change the decision: the dropped bits and the random ones sum to one
     # below a carry or to a carry with nothing left
     aligned = lifts and uint is np.uint32
-    aligned_delta = uint((normal_exponent << src_m) - (int(rebias) << shift))
+    aligned_base = uint(normal_exponent << (src_m - shift))  # the shifted bits of the smallest normal value
     if part == CHECK and not aligned:  # values whose step drops more than the fast part handles
         return _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
     max_code = uint(target.max_code)
@@ -443,7 +443,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         subnormal = from_bits(a) < normal_min_value
         c = a
         if has_subnormal_range and subnormal:
-            c = uint(float_bits(from_bits(a) + normal_min_value) - aligned_delta)
+            c = uint(float_bits(from_bits(a) + normal_min_value))
         return uint(c + lift(r)), subnormal
 
     if part == CHECK and not has_subnormal_range:  # the bits carry exactly everywhere
@@ -475,7 +475,9 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
             if aligned:  # the dropped bits and the random ones carry into the kept ones
-                magnitude = uint(uint(aligned_sum(a, r)[0] >> fixed_shift) - rebias)
+                lifted, below = aligned_sum(a, r)
+                base = aligned_base if has_subnormal_range and below else rebias
+                magnitude = uint(uint(lifted >> fixed_shift) - base)
             else:
                 up = stochastic_normal(uint(a & fixed_low), r)
                 magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
