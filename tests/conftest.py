@@ -32,6 +32,15 @@ def storage_codes(array):
     return array.reshape(-1).view(f"u{array.dtype.itemsize}")
 
 
+def cast_in_serial_pieces(x, target, **options):
+    """``numbacast.cast`` of a 1-D ``x`` in pieces below PARALLEL_MIN: each pair
+    compiles its serial loop only (the parallel loop runs the same converter)."""
+    from numbacast.engine.kernels import PARALLEL_MIN
+
+    pieces = [x[i : i + PARALLEL_MIN - 1] for i in range(0, x.size, PARALLEL_MIN - 1)]
+    return np.concatenate([numbacast.cast(piece, target, **options) for piece in pieces])
+
+
 def check_against_reference(source, codes, target, options, out, reference=None):
     """Assert that ``out`` (the cast of the source ``codes``) matches the exact
     reference code by code; report the first mismatches."""

@@ -1,6 +1,7 @@
 """Acceptance of numbacast.cast in @njit code: for every ml_dtypes type T, every
 numeric type S and every option, the round trip S -> T -> S in @njit code equals
 the Python round trip bit for bit (NaN payloads as the Python call gives them).
+FLOAT to FLOAT8E4M3FN runs a sample large enough for the parallel loop.
 
 Each case compiles two casts into a new function (about two seconds), so by
 default the matrix runs every (T, options) from FLOAT and every S through
@@ -16,6 +17,7 @@ from conftest import variant_id, variants
 from numba import njit
 
 import numbacast
+from numbacast.engine.kernels import PARALLEL_MIN
 from numbacast.integrations.numba_types import ELEMENT_TYPES
 
 FULL = os.environ.get("NUMBACAST_FULL_NJIT_MATRIX") == "1"
@@ -40,38 +42,45 @@ def njit_round_trip(target, saturate=True, round_mode="up"):
 
 
 @functools.cache
-def sample(name):
+def sample(name, parallel=False):
     """Every code of a source of at most 16 bits; for the wider ones, the float32 special and
-    boundary values, every float8 and bfloat16 value, and random bits."""
+    boundary values, every bfloat16 value (so every float8 value) and random bits.  Unless
+    ``parallel``, a sample below PARALLEL_MIN (every third code and the last ones; every fifth
+    bfloat16 value), so that the calls from Python compile the serial loop only (@njit code
+    compiles both loops whatever the size)."""
     t = numbacast.resolve(name)
     if t.storage.itemsize <= 2:
-        return np.arange(1 << (8 * t.storage.itemsize), dtype=f"u{t.storage.itemsize}").view(t.storage)
+        codes = np.arange(1 << (8 * t.storage.itemsize), dtype=f"u{t.storage.itemsize}")
+        codes = codes if parallel else np.concatenate([codes[::3], codes[-3:]])
+        return codes.view(t.storage)
     with np.errstate(all="ignore"):
-        return _wide_sample(t)
+        x = _wide_sample(t, 1 if parallel else 5)
+    assert parallel == (x.size >= PARALLEL_MIN)
+    return x
 
 
-def _wide_sample(t):
+def _wide_sample(t, stride):
     rng = np.random.default_rng(t.id)
     values = np.concatenate(
         [
-            np.arange(1 << 16, dtype=np.uint32) << np.uint32(16),  # every bfloat16 value as a float32
+            np.arange(0, 1 << 16, stride, dtype=np.uint32) << np.uint32(16),  # bfloat16 values as float32
             np.array([0x7FC00001, 0xFFA00000, 0x7F7FFFFF, 0x00000001, 0x33800000, 0x4F000000], np.uint32),
         ]
     ).view(np.float32)
     if t.is_float:
         wide = values.astype(t.storage)
-        noise = rng.integers(0, 1 << 63, 20_000, dtype=np.uint64).view(np.float64).astype(t.storage)
+        noise = rng.integers(0, 1 << 63, 20_000 // stride, dtype=np.uint64).view(np.float64).astype(t.storage)
         return np.concatenate([wide, noise, (wide * 1.0000001).astype(t.storage)])
     info = np.iinfo(t.storage)
     extremes = np.array([info.min, info.max, info.min + 1, info.max - 1, 0, 1], t.storage)
-    noise = rng.integers(info.min, info.max, 20_000, dtype=t.storage, endpoint=True)
+    noise = rng.integers(info.min, info.max, 20_000 // stride, dtype=t.storage, endpoint=True)
     return np.concatenate([extremes, noise, np.arange(-300, 300).astype(t.storage)])
 
 
 @pytest.mark.parametrize("source, variant", CASES, ids=[f"{s}-{variant_id(v)}" for s, v in CASES])
 def test_round_trip_in_njit_equals_python(source, variant):
     target, options = variant
-    x = sample(source)
+    x = sample(source, parallel=(source, target) == ("float", "float8e4m3fn"))
     want = numbacast.cast(numbacast.cast(x, target, **options), x.dtype)
     got = njit_round_trip(target, **options)(x)
     assert got.dtype == want.dtype == x.dtype
