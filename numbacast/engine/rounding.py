@@ -258,17 +258,17 @@ def sub_shift_value(source, target):
 
 
 @functools.cache
-def _needs_full(uint, magnitude_mask, mantissa_bits, sub_shift, small_bits):
-    """``check(bits, r)``: whether more than ``small_bits`` bits of the value go:
-    below the exponent ``sub_shift - small_bits``."""
+def _settled_above(uint, magnitude_mask, mantissa_bits, sub_shift, small_bits):
+    """``check(bits, r)``: 0 where more than ``small_bits`` bits of the value go
+    (below the exponent ``sub_shift - small_bits``), else 1."""
     mask = uint(magnitude_mask)
     low = uint(max(sub_shift - small_bits, 0) << mantissa_bits)
-    return _jit(lambda bits, r: uint(uint(bits) & mask) < low)
+    return _jit(lambda bits, r: np.uint32(uint(uint(bits) & mask) >= low))
 
 
 @_jit
-def _no_check(bits, r):
-    return False
+def _settled(bits, r):
+    return np.uint32(1)
 
 
 @_jit
@@ -329,7 +329,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     ``part`` (stochastic rounding only, see :data:`PARTS`): :data:`FAST`,
     ``encode(bits, reduce(r))``, rounds values in the target's subnormal
     range wrongly but vectorises; :data:`REDUCE` is that ``reduce``;
-    :data:`CHECK` is ``check(bits, r) -> bool``, whether a value needs
+    :data:`CHECK` is ``check(bits, r) -> uint32``, zero where a value needs
     :data:`FULL`, the encoder itself.
 
     The magnitude is cut at the target's step: a fixed shift of the bits where
@@ -404,9 +404,10 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # rounding can change the decision: the dropped bits and the random ones sum to one
     # below a carry or to a carry with nothing left
     aligned = lifts and uint is np.uint32
+    settle_mask = uint(fixed_low ^ one)
     aligned_base = uint(normal_exponent << (src_m - shift))  # the shifted bits of the smallest normal value
     if part == CHECK and not aligned:  # values whose step drops more than the fast part handles
-        return _needs_full(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+        return _settled_above(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
     max_code = uint(target.max_code)
     signed = target.signed
     dst_sign = uint(1 << target.sign_shift) if signed else uint(0)
@@ -447,18 +448,18 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         return uint(c + lift(r)), subnormal
 
     if part == CHECK and not has_subnormal_range:  # the bits carry exactly everywhere
-        return _no_check
+        return _settled
     if part == CHECK:
 
         @_jit
-        def in_doubt(bits, r):
+        def settled(bits, r):  # zero where lifted is one below a carry or a carry with nothing left
             a = uint(uint(bits) & magnitude_mask)
             if clamp:
                 a = min(a, clamp_bits)
             lifted, subnormal = aligned_sum(a, r)
-            return subnormal & (uint(uint(lifted + one) & fixed_low) <= one)
+            return np.uint32(uint(lifted + one) & settle_mask) if subnormal else np.uint32(1)
 
-        return in_doubt
+        return settled
     # Unsigned formats: what a negative value that is not zero becomes.
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
@@ -578,9 +579,9 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     probability ``|x| / 2**k - 1``; toward_zero ("down") never.  Zero and
     values below ``2**-127`` give the smallest code when saturating, else NaN;
     infinity and values above ``2**127`` the largest code or NaN; NaN gives NaN.  The ``part`` are those
-    of :func:`rounding_encoder`; :data:`CHECK` is never true (the step is fixed)."""
+    of :func:`rounding_encoder`; :data:`CHECK` is never zero (the step is fixed)."""
     if part == CHECK:
-        return _no_check
+        return _settled
     uint, real, from_bits = source_arithmetic(source)
     target = formats.FLOAT8E8M0
     rounding = {TOWARD_NEGATIVE: TOWARD_ZERO}.get(rounding, rounding)
@@ -658,9 +659,9 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
 @functools.cache
 def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
     """``convert(value, r) -> float64``: an int64 or uint64 rounded in ``rounding``
-    (every ``part`` is the converter but :data:`CHECK`, never true)."""
+    (every ``part`` is the converter but :data:`CHECK`, never zero)."""
     if part == CHECK:
-        return _no_check
+        return _settled
     if part == REDUCE:
         return _identity
     even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)

@@ -55,7 +55,7 @@ def _overload_convert_random(value, conversion, r):
 
 
 def convert_random_fast(value, conversion, r):
-    """:func:`convert_random` but for the values :func:`needs_full` picks (``@njit`` only)."""
+    """:func:`convert_random` but where :func:`settled` is zero (``@njit`` only)."""
     raise TypeError("convert_random_fast() is for @njit code")
 
 
@@ -78,14 +78,14 @@ def _overload_reduce_random(r, conversion):
         return lambda r, conversion: reduce(r)
 
 
-def needs_full(value, conversion, reduced):
-    """Whether :func:`convert_random_fast` may be wrong for ``value`` and the
-    random number ``reduced`` (``@njit`` only)."""
-    raise TypeError("needs_full() is for @njit code")
+def settled(value, conversion, reduced):
+    """A uint32, zero where :func:`convert_random_fast` may be wrong for ``value``
+    and the random number ``reduced`` (``@njit`` only)."""
+    raise TypeError("settled() is for @njit code")
 
 
-@overload(needs_full, jit_options={"nogil": True})
-def _overload_needs_full(value, conversion, reduced):
+@overload(settled, jit_options={"nogil": True})
+def _overload_settled(value, conversion, reduced):
     if isinstance(conversion, ConversionType):
         check = scalar_converter(conversion.conversion, CHECK)
         return lambda value, conversion, reduced: check(value, reduced)
@@ -101,7 +101,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     not change, so the generator's work on those bits is done once a run."""
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
-    slow = False
+    least = np.uint32(1)  # the least settled() of the block
     k = first
     row = k // row_length
     column = k - row * row_length
@@ -118,18 +118,18 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
             count = np.uint32(count + np.uint32(1))
             value = source[i]
             target[i] = convert_random_fast(value, conversion, reduced)
-            slow |= needs_full(value, conversion, reduced)
+            least = min(least, settled(value, conversion, reduced))
         k += m
         column += m
         if column == row_length:
             row, column = row + 1, 0
-    if not slow:
+    if least != 0:
         return
     for j in range(first, end):  # the few far below the target's smallest subnormal
         row = j // row_length
         index = starts[row] + (j - row * row_length)
         r = random_number(key, np.uint32(index >> 32), np.uint32(index & _LOW), random, j, conversion)
-        if needs_full(src[j], conversion, reduce_random(r, conversion)):
+        if settled(src[j], conversion, reduce_random(r, conversion)) == 0:
             dst[j] = convert_random(src[j], conversion, r)
 
 
