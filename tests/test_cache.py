@@ -300,3 +300,27 @@ def test_which_folders_are_trusted(tmp_path, monkeypatch):
         cache.prepare_folder(shared)
     cache.prepare_folder(tmp_path / "new" / "cache")
     assert stat.S_IMODE((tmp_path / "new" / "cache").stat().st_mode) == 0o700
+
+
+SAVER = textwrap.dedent("""
+    import sys
+    from numbacast.engine.cache_files import VerifiedIndexDataCacheFile
+    folder, process = sys.argv[1], int(sys.argv[2])
+    cache = VerifiedIndexDataCacheFile(folder, "probe-kernel", ("stamp", 1), lambda path, reason: None)
+    for i in range(40):
+        cache.save(("signature", process, i), b"code")
+""")
+
+
+def test_processes_saving_signatures_at_once_keep_every_entry(tmp_path):
+    """Four processes add 40 signatures each to one kernel's index at the same
+    time: the index ends with all 160 (each addition reads, adds and writes
+    the index under a lock)."""
+    from numbacast.engine.cache_files import VerifiedIndexDataCacheFile
+
+    savers = [
+        subprocess.Popen([sys.executable, "-c", SAVER, str(tmp_path), str(p)], cwd=PACKAGE.parent) for p in range(4)
+    ]
+    assert [s.wait(timeout=120) for s in savers] == [0] * 4
+    cache = VerifiedIndexDataCacheFile(str(tmp_path), "probe-kernel", ("stamp", 1), lambda path, reason: None)
+    assert sorted(cache._load_index()) == sorted(("signature", p, i) for p in range(4) for i in range(40))

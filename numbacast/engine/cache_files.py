@@ -26,7 +26,10 @@ a miss, so the kernel is compiled again and saved anew.  A damaged cache
 therefore never outlives the process that finds it.
 
 Files are written under a temporary name in the cache folder and renamed into
-place, so a reader sees a whole file or none.  Files in Numba's own format
+place, so a reader sees a whole file or none.  Adding an entry to an index
+(read, add, write) holds an exclusive lock on ``<base>.nbi.lock`` (POSIX
+``flock``), so that processes saving signatures of one kernel at once do not
+drop each other's entries.  Files in Numba's own format
 (the layout of numbacast 0.1.0) are stale, not damaged: they are ignored
 without a warning and replaced on the next save.
 
@@ -36,6 +39,7 @@ can write a valid file.  That is why :mod:`numbacast.engine.cache` uses only
 folders that belong to the user and that no one else can write.
 """
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -126,6 +130,24 @@ def write_atomically(path, blob):
         raise
 
 
+@contextlib.contextmanager
+def locked(path):
+    """Hold an exclusive lock on the file ``path`` (created if missing) for the
+    block: ``flock``, released when the file is closed; no lock where the
+    system has none (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 class VerifiedIndexDataCacheFile(caching.IndexDataCacheFile):
     """Numba's index-and-data cache files, sealed and verified (see the module).
 
@@ -190,9 +212,10 @@ class VerifiedIndexDataCacheFile(caching.IndexDataCacheFile):
         digest = hashlib.sha256(payload).digest()
         name = f"{self._filename_base}.{digest.hex()[:24]}.nbc"
         write_atomically(self._data_path(name), seal(MAGIC_DATA, payload))
-        overloads = self._load_index()
-        overloads[key] = (name, digest)
-        self._save_index(overloads)
+        with locked(self._index_path + ".lock"):
+            overloads = self._load_index()
+            overloads[key] = (name, digest)
+            self._save_index(overloads)
         self._remove_orphans({entry[0] for entry in overloads.values()})
 
     def load(self, key):
