@@ -314,6 +314,7 @@ INTERRUPT_PROBE = """
     import json, os, signal
     from numba.core import codegen
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if started in the background
     original = codegen.CPUCodeLibrary._object_compiled_hook.__func__
     sent = []
 
@@ -350,13 +351,16 @@ def test_interrupts_deferred_delivers_after_the_block():
 
     from numbacast.engine.interrupts import interrupts_deferred
 
-    before = signal.getsignal(signal.SIGINT)
-    reached = False
-    with pytest.raises(KeyboardInterrupt):
-        with interrupts_deferred():
-            signal.raise_signal(signal.SIGINT)
-            reached = True
-    assert reached and signal.getsignal(signal.SIGINT) is before
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # ignored when run in the background
+    try:
+        reached = False
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_deferred():
+                signal.raise_signal(signal.SIGINT)
+                reached = True
+        assert reached and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 # -- Row 10: messages that were NumPy's, AttributeError, or silent cuts -------------------------
