@@ -318,10 +318,9 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 @cached_njit(nogil=True)
 def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
-    """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each of
-    its blocks, then their scales (by the rule compiled in) in one loop over
-    the blocks, each block's weight then written beside each of its elements,
-    then one loop over all the task's elements, each scaled
+    """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
+    first (by the rule compiled in), its weight written beside each of the
+    block's elements, then one loop over all the task's elements, each scaled
     by its weight and rounded (contiguous loads and stores, in vector lanes,
     however short the blocks); last, in a task holding a block of the NaN
     scale, that block's elements made the encoding of +NaN (:func:`scaled`
@@ -330,20 +329,13 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
-    count = b1 - b0
-    amaxes = np.empty(count, np.float64)
-    for i in range(count):
-        amaxes[i] = block_amax(line[i * size : (i + 1) * size])
-    codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
-    block_weights = weights[:count]  # a block's weight is used only once the blocks before it are spread
-    for i in range(count):  # one block per vector lane
-        codes[i], block_weights[i] = block_scale(
-            amaxes[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
-        )
+    codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     nan_blocks = False
-    for i in range(count - 1, -1, -1):  # from the last block: block_weights[i] is read before it is overwritten
-        weight = block_weights[i]
+    for i in range(b1 - b0):
+        amax = block_amax(line[i * size : (i + 1) * size])
+        code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
+        codes[i] = code
         weights[i * size : (i + 1) * size] = weight
         nan_blocks |= weight != weight
     for k in range(line.size):
