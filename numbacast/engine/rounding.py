@@ -163,7 +163,7 @@ def e8m0_rounding(round_mode):
 def stochastic_lanes(shift, n, uint):
     """The stochastic decision in the lanes of ``uint``, for a conversion
     whose fixed shift (the target's normal range) is ``shift``:
-    ``(reduce, normal_up, small_up, fits)``.
+    ``(reduce, normal_up, small_up, fits, lift)``.
 
     ``reduce(r)`` keeps the top ``m = min(n, width - 1)`` bits of the ``n``-bit
     random number ``r``; ``normal_up(rem, reduce(r))`` decides where ``shift``
@@ -171,8 +171,10 @@ def stochastic_lanes(shift, n, uint):
     ``s <= m``: with ``s <= n``, ``d + r >= 2**n`` (``d`` = ``rem * 2**(n - s)``)
     is ``(r >> (n - s)) + rem >= 2**s``, which needs the top ``s`` bits of
     ``r`` only.  ``fits`` is ``m``: a larger ``s`` takes :func:`stochastic_up`
-    and all of ``r``.  When ``n < shift`` (few random bits), ``d`` is ``rem``
-    rounded to ``n`` bits (ties to even) and ``m`` is ``n``."""
+    and all of ``r``.  ``lift(reduce(r))`` is the top ``shift`` bits of ``r``:
+    added to bits whose low ``shift`` bits are ``rem``, it carries exactly
+    when ``normal_up`` is true.  When ``n < shift`` (few random bits), ``d`` is
+    ``rem`` rounded to ``n`` bits (ties to even), ``m`` is ``n`` and ``lift`` is None."""
     width = 32 if uint is np.uint32 else 64
     m = min(n, width - 1)
     drop = np.uint64(n - m)
