@@ -243,6 +243,36 @@ def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(targe
     assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
 
 
+@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16"])
+def test_values_far_below_a_step_with_the_random_numbers_at_the_edge(target):
+    """Rule: docs/rules.md#rule-stochastic
+
+    Into FLOAT16 (and wherever the target's normal range drops fewer than
+    ALIGNED_MIN_SHIFT bits), a float32 whose step drops more than 31 bits is
+    rounded by the kernel's fast encoder from the top 31 of its 64 random
+    bits, and again by the full encoder when those bits leave the decision
+    open: when the fraction of a step, cut to 31 bits, plus them is 2**31 - 1.  Random numbers on either
+    side of that edge, and on it with every kind of low bits, round as the
+    full encoder rounds them."""
+    step = exact.decode(target, 1).mag  # the smallest subnormal
+    rng = np.random.default_rng(5)
+    values = (rng.uniform(1, 2, 600) * np.exp2(rng.integers(-40, -9, 600)) * float(step)).astype(np.float32)
+    values *= rng.choice(np.array([-1, 1], np.float32), values.size)
+    x, r = [], []
+    for i, v in enumerate(values.tolist()):
+        edge = 2**31 - 1 - int(abs(Fraction(v)) / step % 1 * 2**31)  # the top 31 bits on the edge
+        for top in (edge - 1, edge, edge, edge + 1):
+            if 0 <= top < 2**31:
+                x.append(v)
+                r.append(top << 33 | (0, 1, 1 << 32, (1 << 33) - 1)[(i + len(r)) % 4])
+    x, r = np.array(x, np.float32), np.array(r, np.uint64)
+    conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(target), rounding="stochastic")
+    given = numbacast.cast(x, target, rounding="stochastic", random_bits=r)
+    expected = converter_harness([conversion])(x, r)
+    assert given.view(f"u{given.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
+    assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
+
+
 @pytest.fixture(scope="module")
 def grid():
     rng = np.random.default_rng(7)

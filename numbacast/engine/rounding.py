@@ -62,6 +62,12 @@ ROUND_MODES = tuple(E8M0_ROUND_MODES)
 #: Random bits per element when ``stochastic_bits`` is not given.
 FULL_BITS = 64
 
+#: The fewest bits a stochastic kernel's fast encoder drops where the target is
+#: normal for it to round the subnormal range on that grid too (see
+#: :func:`rounding_encoder`): it is then in doubt for about two in 2**shift of
+#: those values, few enough in a kernel's block of 4,096 elements.
+ALIGNED_MIN_SHIFT = 20
+
 # The seed becomes a key by SplitMix64 (Steele, Lea and Flood 2014): its
 # increment and its finaliser (Stafford's "Mix13"), a bijection of 64-bit
 # integers with full avalanche.
@@ -405,11 +411,31 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # to nearest even there), whose bits then carry as above; in doubt (CHECK) where that
     # rounding can change the decision: the dropped bits and the random ones sum to one
     # below a carry or to a carry with nothing left
-    aligned = lifts and uint is np.uint32
+    # (FLOAT16's shift is 13: two in 2**13 of its subnormal values would send a kernel's block
+    # to the full encoder; it takes the fraction of a step in floating point instead)
+    aligned = lifts and uint is np.uint32 and (shift >= ALIGNED_MIN_SHIFT or not has_subnormal_range)
     settle_mask = uint(fixed_low ^ one)
     aligned_base = uint(normal_exponent << (src_m - shift))  # the shifted bits of the smallest normal value
+    # Else FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
+    float_steps = not aligned and uint is np.uint32 and 0 < small_bits and step_exponent <= top_exponent
+    fraction_scale, small_shift = real(2.0**small_bits), uint(small_bits)
     if part == CHECK and not aligned:  # values whose step drops more than the fast part handles
-        return _settled_above(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+        deep = _settled_above(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+        if not float_steps:
+            return deep
+        # FAST's decision, fraction + r >= 2**small_bits, with the fraction cut to
+        # small_bits bits, is the exact one unless fraction + r = 2**small_bits - 1
+        doubt = uint((1 << small_bits) - 1)
+
+        @_jit
+        def settled_steps(bits, r):
+            # FAST's fraction, computed alike (one computation once both are inlined in a
+            # loop); for large values it is undefined, and then not chosen
+            steps = from_bits(uint(uint(bits) & magnitude_mask)) * step_scale
+            fraction = np.int32((steps - real(np.int32(steps))) * fraction_scale)
+            return np.uint32(uint(uint(fraction) + uint(r)) != doubt) if deep(bits, r) == 0 else np.uint32(1)
+
+        return settled_steps
     max_code = uint(target.max_code)
     signed = target.signed
     dst_sign = uint(1 << target.sign_shift) if signed else uint(0)
@@ -484,7 +510,16 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             else:
                 up = stochastic_normal(uint(a & fixed_low), r)
                 magnitude = uint(uint(uint(a >> fixed_shift) + uint(up)) - rebias)
-            if subnormal and not aligned:
+            if subnormal and float_steps:
+                # |x| in target steps, exactly (a power of two times a float32 below 2**24): its
+                # integer part, and its fraction in units of 2**-small_bits (exact, as at most
+                # small_bits bits go, or CHECK says so); up when that and r reach 2**small_bits
+                # below 2**24 (its conversions to int32 are defined), as CHECK computes it
+                steps = from_bits(uint(x & magnitude_mask)) * step_scale
+                q = np.int32(steps)
+                fraction = np.int32((steps - real(q)) * fraction_scale)
+                magnitude = uint(uint(q) + uint(uint(uint(fraction) + uint(r)) >> small_shift))
+            elif subnormal and not aligned:
                 body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
                 s_small = uint(sub_shift - max(exponent, one))  # at most small_bits, or CHECK says so
                 s = uint(min(s_small, cap))
