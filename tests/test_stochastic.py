@@ -25,7 +25,7 @@ from conftest import converter_harness
 
 import numbacast
 from numbacast.engine.conversion import Conversion
-from numbacast.engine.rounding import seed_key
+from numbacast.engine.rounding import ALIGNED_MIN_SHIFT, seed_key
 
 gfloat = pytest.importorskip("gfloat")
 from gfloat import formats as gformats  # noqa: E402
@@ -207,12 +207,23 @@ def test_the_kernel_rounds_as_the_scalar_converter(target, bits):
         assert drawn.view(f"u{drawn.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
 
 
-@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16"])
+def assert_kernel_rounds_as_the_full_encoder(x, r, target):
+    """The kernel's cast of float32 ``x`` with the random numbers ``r`` equals the
+    full encoder's, code for code, and some values went up."""
+    conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(target), rounding="stochastic")
+    given = numbacast.cast(x, target, rounding="stochastic", random_bits=r)
+    expected = converter_harness([conversion])(x, r)
+    assert given.view(f"u{given.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
+    assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
+
+
+@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float6e3m2"])
 def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(target):
     """Rule: docs/rules.md#rule-stochastic
 
-    Below the target's normal range the kernel's fast encoder rounds a
-    float32 to the grid of ``shift`` fraction bits of a step (nearest even),
+    Into a target whose normal range drops at least ALIGNED_MIN_SHIFT bits
+    of a float32, the kernel's fast encoder rounds a value below that range
+    to the grid of ``shift`` fraction bits of a step (nearest even),
     adds the top ``shift`` random bits and cuts; the full encoder redoes an
     element when that sum is one below a carry or a carry with nothing left.
     Random numbers on either side of that edge, and on it with every kind of
@@ -220,6 +231,7 @@ def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(targe
     values halfway between two points of the grid, round as the full encoder
     rounds them."""
     shift = 23 - numbacast.resolve(target).format.mantissa_bits
+    assert shift >= ALIGNED_MIN_SHIFT
     step = exact.decode(target, 1).mag  # the smallest subnormal
     rng = np.random.default_rng(5)
     deep = rng.uniform(1, 2, 400) * np.exp2(rng.integers(-40, -1, 400)) * float(step)
@@ -235,12 +247,7 @@ def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(targe
             if 0 <= top < 1 << shift:
                 x.append(v)
                 r.append(top << (64 - shift) | low_bits[(i + len(r)) % 4])
-    x, r = np.array(x, np.float32), np.array(r, np.uint64)
-    conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(target), rounding="stochastic")
-    given = numbacast.cast(x, target, rounding="stochastic", random_bits=r)
-    expected = converter_harness([conversion])(x, r)
-    assert given.view(f"u{given.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
-    assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
+    assert_kernel_rounds_as_the_full_encoder(np.array(x, np.float32), np.array(r, np.uint64), target)
 
 
 @pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16"])
@@ -251,9 +258,9 @@ def test_values_far_below_a_step_with_the_random_numbers_at_the_edge(target):
     ALIGNED_MIN_SHIFT bits), a float32 whose step drops more than 31 bits is
     rounded by the kernel's fast encoder from the top 31 of its 64 random
     bits, and again by the full encoder when those bits leave the decision
-    open: when the fraction of a step, cut to 31 bits, plus them is 2**31 - 1.  Random numbers on either
-    side of that edge, and on it with every kind of low bits, round as the
-    full encoder rounds them."""
+    open: when the fraction of a step, cut to 31 bits, plus them is 2**31 - 1.
+    Random numbers on either side of that edge, and on it with every kind of
+    low bits, round as the full encoder rounds them."""
     step = exact.decode(target, 1).mag  # the smallest subnormal
     rng = np.random.default_rng(5)
     values = (rng.uniform(1, 2, 600) * np.exp2(rng.integers(-40, -9, 600)) * float(step)).astype(np.float32)
@@ -265,12 +272,7 @@ def test_values_far_below_a_step_with_the_random_numbers_at_the_edge(target):
             if 0 <= top < 2**31:
                 x.append(v)
                 r.append(top << 33 | (0, 1, 1 << 32, (1 << 33) - 1)[(i + len(r)) % 4])
-    x, r = np.array(x, np.float32), np.array(r, np.uint64)
-    conversion = Conversion.make(numbacast.resolve("float"), numbacast.resolve(target), rounding="stochastic")
-    given = numbacast.cast(x, target, rounding="stochastic", random_bits=r)
-    expected = converter_harness([conversion])(x, r)
-    assert given.view(f"u{given.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
-    assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
+    assert_kernel_rounds_as_the_full_encoder(np.array(x, np.float32), np.array(r, np.uint64), target)
 
 
 @pytest.fixture(scope="module")

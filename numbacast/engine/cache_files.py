@@ -44,11 +44,15 @@ import hashlib
 import os
 import pickle
 import re
+import sys
 import tempfile
 import time
 import warnings
 
 from numba.core import caching
+
+if sys.platform != "win32":
+    import fcntl
 from numba.core.serialize import dumps
 
 MAGIC_INDEX = b"numbacast cache index 1\n"
@@ -135,9 +139,7 @@ def locked(path):
     """Hold an exclusive lock on the file ``path`` (created if missing) for the
     block: ``flock``, released when the file is closed; no lock where the
     system has none (Windows)."""
-    try:
-        import fcntl
-    except ImportError:
+    if sys.platform == "win32":
         yield
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

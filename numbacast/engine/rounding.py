@@ -400,8 +400,6 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         reduce, stochastic_normal, stochastic_small, small_bits, lift = stochastic_lanes(shift, stochastic_bits, uint)
     else:
         reduce, stochastic_normal, stochastic_small, small_bits, lift = _identity, _never_fixed, _never, 0, None
-    lifts = lift is not None
-    lift = lift or _identity
     if part == REDUCE:
         return reduce
     fast = part == FAST
@@ -413,7 +411,8 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # below a carry or to a carry with nothing left
     # (FLOAT16's shift is 13: two in 2**13 of its subnormal values would send a kernel's block
     # to the full encoder; it takes the fraction of a step in floating point instead)
-    aligned = lifts and uint is np.uint32 and (shift >= ALIGNED_MIN_SHIFT or not has_subnormal_range)
+    aligned = lift is not None and uint is np.uint32 and (shift >= ALIGNED_MIN_SHIFT or not has_subnormal_range)
+    lift = lift or _identity
     settle_mask = uint(fixed_low ^ one)
     aligned_base = uint(normal_exponent << (src_m - shift))  # the shifted bits of the smallest normal value
     # Else FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
@@ -475,9 +474,9 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             c = uint(float_bits(from_bits(a) + normal_min_value))
         return uint(c + lift(r)), subnormal
 
-    if part == CHECK and not has_subnormal_range:  # the bits carry exactly everywhere
-        return _settled
     if part == CHECK:
+        if not has_subnormal_range:  # the bits carry exactly everywhere
+            return _settled
 
         @_jit
         def settled(bits, r):  # zero where lifted is one below a carry or a carry with nothing left

@@ -125,7 +125,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
             row, column = row + 1, 0
     if least != 0:
         return
-    for j in range(first, end):  # the few far below the target's smallest subnormal
+    for j in range(first, end):  # the few the fast encoder may round wrongly
         row = j // row_length
         index = starts[row] + (j - row * row_length)
         r = random_number(key, np.uint32(index >> 32), np.uint32(index & _LOW), random, j, conversion)
