@@ -12,6 +12,7 @@ from conftest import storage_codes, variant_id, variants
 
 import numbacast
 from numbacast import cast
+from numbacast.engine.kernels import PARALLEL_MIN
 
 FLOAT_TARGETS = [t.name for t in numbacast.TYPES if t.is_float]
 INTEGER_TARGETS = [t.name for t in numbacast.TYPES if t.is_integer]
@@ -401,10 +402,36 @@ def test_quick_scan_reads_as_scan():
                     accepted += 1
                     assert quick[1:] == scan(row, False), row.tobytes().decode("utf-32-le")
     assert accepted > 5000
-    for text, width in [("-1.5e-05", 32), ("1" * 19, 19), (" " * 48 + "1.5", 64)]:
+    leading_zeros = ["0.000" + "1" * 19, "-00" + "9" * 19 + "e-3", "0." + "0" * 30 + "1" * 19]
+    for text in leading_zeros:
+        row = np.array([text]).view(np.uint32)
+        assert quick_scan(row)[1:] == scan(row, False), text
+    for text, width in [("-1.5e-05", 32), ("1" * 19, 19), (" " * 48 + "1.5", 64)] + [(t, 64) for t in leading_zeros]:
         assert quick_scan(np.array([text], f"<U{width}").view(np.uint32))[0], text
-    for text, width in [("1.5", 65), ("1" * 20, 20), ("inf", 3), ("1\x002", 3), ("1e" + "1" * 16, 18)]:
+    refused = [("1.5", 65), ("1" * 20, 20), ("0.0" + "1" * 20, 23), ("inf", 3), ("1\x002", 3), ("1e" + "1" * 16, 18)]
+    for text, width in refused:
         assert not quick_scan(np.array([text], f"<U{width}").view(np.uint32))[0], text
+
+
+#: Texts the quick pass reads (plain numbers of at most 19 digits, words
+#: with nothing around them) and texts it leaves to the full reader.
+QUICK_TEXTS = ["1.5", " -2e3 ", "7", "-9223372036854775808", "0.00013458754237823047", "nan", "-INF", "+infinity"]
+FULL_TEXTS = ["12345678901234567890", "0.1" + "0" * 30 + "1", "-9223372036854775809", "1e-400", "1.5\t", " nan"]
+
+
+@pytest.mark.parametrize("target", ["double", "float", "float8e4m3fn", "int64", "uint8", "int4", "bool"])
+def test_the_quick_pass_and_the_full_reader_in_one_large_array(target):
+    """A text cast reads every text with a quick pass and the texts it leaves
+    with the full reader, each over the thread pool once the array (or the
+    texts left) are large enough: every element must still match the
+    reference, wherever it sits."""
+    rng = np.random.default_rng(5)
+    pool = np.array(QUICK_TEXTS + FULL_TEXTS + ["true", "False"] * (target == "bool"))
+    picks = rng.integers(0, pool.size, 3 * PARALLEL_MIN)
+    got = storage_codes(cast(pool[picks], target))
+    expected = np.array([exact.parse_code(target, text) for text in pool], dtype=object)[picks]
+    bad = [i for i in range(picks.size) if not exact.same_code(target, int(got[i]), expected[i])]
+    assert not bad, [(pool[picks[i]], int(got[i]), expected[i]) for i in bad[:4]]
 
 
 def test_exponents_far_beyond_any_type():

@@ -3,7 +3,7 @@
 A text is a row of uint32 code points (a ``<U`` array viewed as
 ``(n, width)`` uint32).  :func:`classes` returns one uint64 mask per class
 for the first :data:`WINDOW` characters of a row -- digits, points, the
-letter e/E, signs, whitespace, and non-zero characters, in that order: bit
+letter e/E, signs, whitespace, non-zero characters and the digit 0, in that order: bit
 ``j`` says whether character ``j`` is of the class.  The parser reads a number's shape from these masks with
 bit arithmetic instead of a branch per character.
 
@@ -64,16 +64,17 @@ def _class_bits(builder, chars):
         builder.or_(equal(ord("+")), equal(ord("-"))),
         builder.or_(equal(ord(" ")), within(9, 5)),  # space, \t \n \v \f \r
         builder.icmp_unsigned("!=", chars, const(0)),
+        equal(ord("0")),
     )
 
 
 @intrinsic
 def window_classes(typingctx, row, start):
     """The class masks of ``row[start:start + 16]`` (characters past the row's
-    end read as 0), shifted to bit ``start``: a 6-tuple of uint64."""
+    end read as 0), shifted to bit ``start``: a 7-tuple of uint64."""
     if not (isinstance(row, types.Array) and row.ndim == 1 and row.dtype == types.uint32 and row.layout == "C"):
         raise errors.NumbaTypeError(f"window_classes takes a 1-D C-contiguous uint32 array, not {row}")
-    result = types.UniTuple(types.uint64, 6)
+    result = types.UniTuple(types.uint64, 7)
 
     def codegen(context, builder, signature, args):
         array = context.make_array(signature.args[0])(context, builder, args[0])
@@ -91,11 +92,20 @@ def window_classes(typingctx, row, start):
 @njit(nogil=True, inline="always")
 def classes(row):
     """The class masks of the first :data:`WINDOW` characters of ``row``."""
-    digit = point = letter_e = sign = space = used = np.uint64(0)
+    none = np.uint64(0)
+    masks = (none, none, none, none, none, none, none)
     for start in range(0, min(row.size, WINDOW), LANES):
-        d, p, e, s, w, u = window_classes(row, start)
-        digit, point, letter_e, sign, space, used = digit | d, point | p, letter_e | e, sign | s, space | w, used | u
-    return digit, point, letter_e, sign, space, used
+        window = window_classes(row, start)
+        masks = (
+            masks[0] | window[0],
+            masks[1] | window[1],
+            masks[2] | window[2],
+            masks[3] | window[3],
+            masks[4] | window[4],
+            masks[5] | window[5],
+            masks[6] | window[6],
+        )
+    return masks
 
 
 @intrinsic

@@ -38,8 +38,7 @@ computed exactly from the digits; NaN gives 0, infinities give max/min
 import functools
 
 import numpy as np
-from numba import njit, prange, types
-from numba.extending import overload
+from numba import njit, prange
 
 from ..engine.bits import leading_zeros, ones, trailing_zeros
 from ..engine.cache import cached_njit, serial_version
@@ -51,6 +50,8 @@ _jit = functools.partial(njit, cache=False, nogil=True)
 
 #: What a text holds.
 NUMBER, INFINITY, NAN, TRUE, FALSE, INVALID = range(6)
+#: The float value of each kind of word, by kind.
+_WORD_VALUES = np.array([0.0, np.inf, np.nan, 1.0, 0.0, 0.0])
 
 #: Significant digits the fast path reads, all of which fit in a uint64.
 FAST_DIGITS = 19
@@ -221,11 +222,11 @@ def _decimal(row, start, end):
 
 @functools.partial(_jit, inline="always")
 def quick_scan(row):
-    """:func:`scan` of a plain number -- at most 19 digits, the whole text
-    within the first :data:`~numbacast.chars.WINDOW` characters -- read from
+    """:func:`scan` of a plain number -- at most 19 digits after its leading
+    zeros, the whole text within the first :data:`~numbacast.chars.WINDOW` characters -- read from
     character class masks: ``(True, kind, negative, ...)`` as scan returns,
     or ``(False, ...)`` for any other text, which scan reads."""
-    digit, point, letter_e, sign, space, used = classes(row)
+    digit, point, letter_e, sign, space, used, zero = classes(row)
     text = used & ~space
     end = 64 - np.int64(leading_zeros(used))  # padding (zeros) only from here on
     first, last = np.int64(trailing_zeros(text)), 64 - np.int64(leading_zeros(text))
@@ -235,8 +236,10 @@ def quick_scan(row):
     start = first + _bit(sign, first)
     mantissa_end = start + np.int64(trailing_zeros(~((digit | point) >> np.uint64(start & 63))))
     mantissa = _span(start, min(mantissa_end, 64))
+    leading = start + np.int64(trailing_zeros(~((zero | point) >> np.uint64(start & 63))))  # zeros and point
+    significant = ones(digit & mantissa & ~_span(start, min(leading, 64)))
     count, points = ones(digit & mantissa), ones(point & mantissa)
-    if start >= 64 or count == _U0 or count > FAST_DIGITS or points > _U1:
+    if start >= 64 or count == _U0 or significant > FAST_DIGITS or points > _U1:
         return failed
     exponent, has_exponent = np.int64(0), mantissa_end < last
     if has_exponent:
@@ -263,15 +266,6 @@ def quick_scan(row):
         start,
         exponent,
     )
-
-
-@functools.partial(_jit, inline="always")
-def read_text(row, words):
-    """:func:`scan`, by :func:`quick_scan` where it can."""
-    quick, kind, negative, w, e10, more, literal, start, exponent = quick_scan(row)
-    if quick:
-        return kind, negative, w, e10, more, literal, start, exponent
-    return scan(row, words)
 
 
 @_jit
@@ -311,7 +305,7 @@ def fast_significand(w, e10):
     return m, e2, True, not uncertain
 
 
-@_jit
+@functools.partial(_jit, inline="always")
 def _trim(digits, count):
     """The count of ``digits[:count]`` without its trailing zeros."""
     while count > 0 and digits[count - 1] == 0:
@@ -397,7 +391,7 @@ def _leading_digits(row, start):
     significant digits, the power of ten they are scaled by and whether a
     non-zero digit was left out."""
     digits = np.empty(DIGITS_MAX + 19, np.uint8)
-    count, point, truncated = _load_digits(row, start, 0, digits)
+    count, point, truncated = _load_digits(row, start, np.int64(0), digits)
     kept = min(count, FAST_DIGITS)
     w = _U0
     for j in range(kept):
@@ -426,18 +420,51 @@ def exact_significand(row, start, exponent):
         count, point, truncated = _shift_left(digits, count, point, truncated, bits)
         e2 -= bits
     for _ in range(2):  # into [2**63, 2**64)
-        count, point, truncated = _shift_left(digits, count, point, truncated, 32)
+        count, point, truncated = _shift_left(digits, count, point, truncated, np.int64(32))
     m = _U0
     for j in range(point):
         m = m * _U10 + (np.uint64(digits[j]) if j < count else _U0)
     return m, e2 - 64, truncated or count > point
 
 
+@_jit
+def quick_word(row, words):
+    """``(kind, negative)`` of a word as :func:`scan` reads it, with an
+    optional sign and nothing else in the row (no whitespace); ``kind``
+    INVALID for every other text."""
+    signed = row.size > 0 and (row[0] == _PLUS or row[0] == _MINUS)
+    kind, end = _word(row, np.int64(signed), signed, words)
+    for j in range(end, row.size):
+        if row[j] != 0:
+            return INVALID, False
+    return kind, signed and row[0] == _MINUS
+
+
 @functools.partial(_jit, inline="always")
+def quick_float(row, to_odd, words):
+    """``(value, settled)``: :func:`read_float` of a plain number that
+    :func:`quick_scan` reads and whose significand :func:`fast_significand`
+    settles, or of a word that :func:`quick_word` reads; ``settled`` False
+    for every other text, which read_float reads."""
+    quick, _, negative, w, e10, _, _, _, _ = quick_scan(row)
+    if not quick:
+        kind, negative = quick_word(row, words)
+        value = _WORD_VALUES[kind]
+        return -value if negative else value, kind != INVALID
+    value = 0.0
+    if w != _U0:
+        m, e2, sticky, ok = fast_significand(w, e10)
+        if not ok:
+            return 0.0, False
+        value = round_to_float64(m, e2, sticky, to_odd)
+    return -value if negative else value, True
+
+
+@_jit
 def read_float(row, to_odd, words):
     """``(value, ok)``: the text at ``row`` as a float64 rounded to nearest even,
     or to odd (``to_odd``); ``words`` accepts "true" (1.0) and "false"."""
-    kind, negative, w, e10, more, _, start, exponent = read_text(row, words)
+    kind, negative, w, e10, more, _, start, exponent = scan(row, words)
     value = 0.0
     if kind == NAN:
         value = np.nan
@@ -500,11 +527,22 @@ def integer_parts(row, start, exponent):
     return low, big, fraction
 
 
+@functools.partial(_jit, inline="always")
+def quick_integer(row):
+    """``(code, settled)``: :func:`read_integer` of an integer literal of at
+    most 19 digits (without its sign) that :func:`quick_scan` reads, and
+    whose value is -2**63 or more; ``settled`` False for every other text."""
+    quick, _, negative, w, _, _, literal, _, _ = quick_scan(row)
+    if not quick or not literal or (negative and w > _TOP_BIT):
+        return _U0, False
+    return _U0 - w if negative else w, True
+
+
 @_jit
 def read_integer(row, bits, signed):
     """``(code, ok)``: the text at ``row`` cast to an integer of ``bits`` bits
     (``signed`` or not), as its two's complement code in a uint64."""
-    kind, negative, _, _, _, literal, start, exponent = read_text(row, False)
+    kind, negative, _, _, _, literal, start, exponent = scan(row, False)
     mask = _U64_MAX >> np.uint64(64 - bits)
     highest = mask >> np.uint64(signed)  # the largest magnitude of either sign
     lowest = (highest + _U1) if signed else _U0
@@ -526,29 +564,45 @@ def read_integer(row, bits, signed):
     return value & mask, kind != INVALID
 
 
-def read(row, options, result):
-    """``(value, ok)`` for one text (``@njit`` code only): :func:`read_float`
-    with ``options = (to_odd, words)`` when ``result`` is a float64 array,
-    :func:`read_integer` with ``options = (bits, signed)`` when it is uint64."""
-    raise TypeError("read() is for @njit code")
-
-
-@overload(read, jit_options={"nogil": True}, inline="always")
-def _overload_read(row, options, result):
-    if result.dtype == types.float64:
-        return lambda row, options, result: read_float(row, options[0] != 0, options[1] != 0)
-    if result.dtype == types.uint64:
-        return lambda row, options, result: read_integer(row, options[0], options[1] != 0)
+@cached_njit(parallel=True, nogil=True)
+def quick_floats(chars, to_odd, words, result, settled):
+    """:func:`quick_float` of every row of ``chars`` (an ``(n, width)`` array
+    of bytes or code points) into ``result`` and ``settled``."""
+    for i in prange(chars.shape[0]):
+        result[i], settled[i] = quick_float(borrowed_row(chars, i), to_odd, words)
 
 
 @cached_njit(parallel=True, nogil=True)
-def read_parallel(chars, options, result, valid):
-    """Read every row of ``chars`` (an ``(n, width)`` array of bytes or code
-    points) into ``result``; ``valid[i]`` says whether row ``i`` is a number."""
+def read_floats(chars, rows, to_odd, words, result, valid):
+    """:func:`read_float` of the ``rows`` of ``chars`` into ``result`` and
+    ``valid`` (whether each is a number), at the same indices."""
+    for j in prange(rows.size):
+        i = rows[j]
+        result[i], valid[i] = read_float(borrowed_row(chars, i), to_odd, words)
+
+
+@cached_njit(parallel=True, nogil=True)
+def quick_integers(chars, bits, result, settled):
+    """:func:`quick_integer` of every row of ``chars`` into ``result`` (the low
+    ``bits`` bits of each code) and ``settled``."""
+    mask = _U64_MAX >> np.uint64(64 - bits)
     for i in prange(chars.shape[0]):
-        result[i], valid[i] = read(borrowed_row(chars, i), options, result)
+        code, settled[i] = quick_integer(borrowed_row(chars, i))
+        result[i] = code & mask
 
 
-#: ``(serial, parallel)``: the two compilations of the loop that reads texts,
-#: for :func:`~numbacast.engine.kernels.split_run`.
-read_kernel = (serial_version(read_parallel), read_parallel)
+@cached_njit(parallel=True, nogil=True)
+def read_integers(chars, rows, bits, signed, result, valid):
+    """:func:`read_integer` of the ``rows`` of ``chars``, as :func:`read_floats`."""
+    for j in prange(rows.size):
+        i = rows[j]
+        result[i], valid[i] = read_integer(borrowed_row(chars, i), bits, signed)
+
+
+#: ``(serial, parallel)`` compilations (for
+#: :func:`~numbacast.engine.kernels.split_run`) of the two passes over texts:
+#: the quick one over every text, and the full one over the texts it leaves.
+#: A call whose texts are all plain numbers compiles only the quick pass.
+QUICK_FLOATS, READ_FLOATS, QUICK_INTEGERS, READ_INTEGERS = (
+    (serial_version(kernel), kernel) for kernel in (quick_floats, read_floats, quick_integers, read_integers)
+)

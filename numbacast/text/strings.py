@@ -24,7 +24,7 @@ from ..engine.checks import check_out, check_out_type
 from ..engine.conversion import Conversion
 from ..engine.kernels import split_run
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
-from .parsing import read_kernel
+from .parsing import QUICK_FLOATS, QUICK_INTEGERS, READ_FLOATS, READ_INTEGERS
 from .printing import decimal_kernel, text_kernel
 
 #: Floats print positionally below this magnitude (docs/rules.md#rule-string-layout); FLOAT16 and
@@ -162,17 +162,29 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     valid = np.empty(n, np.uint8)
     if target.is_integer:
         codes = np.empty(n, np.uint64)
-        split_run(read_kernel, n, chars, (target.bits, int(target.format.signed)), codes, valid)
+        split_run(QUICK_INTEGERS, n, chars, target.bits, codes, valid)
+        _read_the_rest(READ_INTEGERS, chars, valid, target.bits, target.format.signed, codes)
         _check_valid(array, valid, target)
         unsigned = np.dtype(f"u{target.storage.itemsize}")
         return _deliver(codes.astype(unsigned).view(target.storage).reshape(array.shape), out)
     values = np.empty(n, np.float64)  # rounded to odd for every narrower target
-    split_run(read_kernel, n, chars, (int(target is not DOUBLE), int(target.is_bool)), values, valid)
+    to_odd = target is not DOUBLE
+    split_run(QUICK_FLOATS, n, chars, to_odd, target.is_bool, values, valid)
+    _read_the_rest(READ_FLOATS, chars, valid, to_odd, target.is_bool, values)
     _check_valid(array, valid, target)
     if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
     conversion = Conversion.make(DOUBLE, target, saturate, round_mode, rounding=rounding)
     return run(conversion, values.reshape(array.shape), out)
+
+
+def _read_the_rest(kernels, chars, valid, option, words_or_signed, result):
+    """Read the texts the quick pass left (``valid`` 0) with the full reader:
+    compiled only when some text needs it."""
+    if valid.all():
+        return
+    rows = np.flatnonzero(valid == 0)
+    split_run(kernels, rows.size, chars, rows, option, words_or_signed, result, valid)
 
 
 def _deliver(result, out):
