@@ -87,8 +87,12 @@ def _kernels():
         kernels.serial_kernel,
         kernels.parallel_kernel,
         *packing.repack_kernel,
-        *parsing.read_kernel,
-        *printing.decimal_kernel,
+        *parsing.QUICK_FLOATS,
+        *parsing.READ_FLOATS,
+        *parsing.QUICK_INTEGERS,
+        *parsing.READ_INTEGERS,
+        *printing.float_decimal_kernel,
+        *printing.integer_decimal_kernel,
         *printing.text_kernel,
     )
 
@@ -106,7 +110,7 @@ def sample(t, size):
     import numpy as np
 
     if t.is_string:
-        return np.full(size, "1")
+        return np.full(size, "1" * 20)  # beyond the quick pass: both text readers
     return np.zeros(size, t.storage)
 
 

@@ -18,18 +18,18 @@ Rules (the conversion rules, docs/rules.md, "Strings"):
   DOUBLE but for those three literals.
 * Integers print in plain decimal.
 
-Two kernels print an array: :func:`decimal_kernel` finds each number's
-*decimal record* ``(f, k, form)`` -- the value is ``f * 10**k``, ``form`` says
-how it is laid out -- and the length of its text; once the longest length is
-known, :func:`text_kernel` writes the texts straight into the code points of a
+Two kernels print an array: :func:`float_decimals` (or
+:func:`integer_decimals`) finds each number's *decimal record* ``(f, k,
+form)`` -- the value is ``f * 10**k``, ``form`` says how it is laid out --
+and the length of its text; once the longest length is known,
+:func:`text_parallel` writes the texts straight into the code points of a
 ``<U`` array just that wide.
 """
 
 import functools
 
 import numpy as np
-from numba import njit, prange, types
-from numba.extending import overload
+from numba import njit, prange
 
 from ..engine.bits import float_bits, leading_zeros
 from ..engine.cache import cached_njit, serial_version
@@ -167,21 +167,6 @@ def integer_decimal(value):
     return np.uint64(value), 0, INTEGER
 
 
-def decimal(value, style):
-    """The decimal record ``(f, k, form)`` of one number (``@njit`` code only):
-    :func:`integer_decimal` for integers, :func:`float_decimal` with ``style =
-    (mantissa_bits, q_min, upper)`` of their format for floats."""
-    raise TypeError("decimal() is for @njit code")
-
-
-@overload(decimal, jit_options={"nogil": True})
-def _overload_decimal(value, style):
-    if isinstance(value, types.Integer):
-        return lambda value, style: integer_decimal(value)
-    if isinstance(value, types.Float):
-        return lambda value, style: float_decimal(np.float64(value), style[0], style[1], style[2])
-
-
 @_jit
 def text_length(f, k, form):
     """Length of the text :func:`write_text` writes for a decimal record."""
@@ -271,12 +256,12 @@ def write_text(row, f, k, form):
     """Write the text of a decimal record into ``row`` (bytes or code points);
     return its length."""
     kind = form & _FORM_MASK
-    if kind == NAN:
-        return write_literal(row, 0, _NAN_TEXT)
     start = 0
-    if form & NEGATIVE:
+    if form & NEGATIVE:  # never with NAN
         row[0] = _MINUS
         start = 1
+    if kind == NAN:
+        return write_literal(row, start, _NAN_TEXT)
     if kind == INFINITY:
         return write_literal(row, start, _INF_TEXT)
     n = digit_count(f)
@@ -289,11 +274,21 @@ def write_text(row, f, k, form):
 
 
 @cached_njit(parallel=True, nogil=True)
-def decimal_parallel(values, style, digits, exponents, forms, lengths):
-    """The decimal record of every number of the flat array ``values`` and the
-    length of its text."""
+def float_decimals(values, mantissa_bits, q_min, upper, digits, exponents, forms, lengths):
+    """The decimal record (:func:`float_decimal`) of every float of the flat
+    array ``values`` and the length of its text."""
     for i in prange(values.size):
-        f, k, form = decimal(values[i], style)
+        f, k, form = float_decimal(np.float64(values[i]), mantissa_bits, q_min, upper)
+        digits[i], exponents[i], forms[i] = f, k, form
+        lengths[i] = text_length(f, k, form)
+
+
+@cached_njit(parallel=True, nogil=True)
+def integer_decimals(values, digits, exponents, forms, lengths):
+    """The decimal record (:func:`integer_decimal`) of every int64 or uint64
+    of the flat array ``values`` and the length of its text."""
+    for i in prange(values.size):
+        f, k, form = integer_decimal(values[i])
         digits[i], exponents[i], forms[i] = f, k, form
         lengths[i] = text_length(f, k, form)
 
@@ -311,5 +306,6 @@ def text_parallel(digits, exponents, forms, chars):
 
 #: ``(serial, parallel)`` compilations of the two printing loops, for
 #: :func:`~numbacast.engine.kernels.split_run`.
-decimal_kernel = (serial_version(decimal_parallel), decimal_parallel)
+float_decimal_kernel = (serial_version(float_decimals), float_decimals)
+integer_decimal_kernel = (serial_version(integer_decimals), integer_decimals)
 text_kernel = (serial_version(text_parallel), text_parallel)

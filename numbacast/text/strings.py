@@ -25,7 +25,7 @@ from ..engine.conversion import Conversion
 from ..engine.kernels import split_run
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
 from .parsing import QUICK_FLOATS, QUICK_INTEGERS, READ_FLOATS, READ_INTEGERS
-from .printing import decimal_kernel, text_kernel
+from .printing import float_decimal_kernel, integer_decimal_kernel, text_kernel
 
 #: Floats print positionally below this magnitude (docs/rules.md#rule-string-layout); FLOAT16 and
 #: every narrower float use 1e3.
@@ -79,6 +79,7 @@ def format_numbers(array, source):
     if source.is_float:
         values = array if source in POSITIONAL_LIMIT else run(Conversion.make(source, DOUBLE), array)
         fmt = source.format
+        kernel = float_decimal_kernel
         style = (
             fmt.mantissa_bits,
             fmt.min_normal_exponent - fmt.mantissa_bits,
@@ -86,12 +87,12 @@ def format_numbers(array, source):
         )
     else:
         values = array if source in (INT64, UINT64) else run(Conversion.make(source, INT64), array)
-        style = (0, 0, 0.0)
+        kernel, style = integer_decimal_kernel, ()
     flat = np.ascontiguousarray(values.astype(values.dtype.newbyteorder("="), copy=False)).reshape(-1)
     n = flat.size
     digits, exponents = np.empty(n, np.uint64), np.empty(n, np.int32)
     forms, lengths = np.empty(n, np.uint8), np.empty(n, np.uint8)
-    split_run(decimal_kernel, n, flat, style, digits, exponents, forms, lengths)
+    split_run(kernel, n, flat, *style, digits, exponents, forms, lengths)
     width = max(int(lengths.max(initial=1)), 1)
     texts = np.empty(array.shape, f"<U{width}")
     split_run(text_kernel, n, digits, exponents, forms, texts.reshape(-1).view(np.uint32).reshape(n, width))
