@@ -31,7 +31,7 @@ from numba import njit
 from ..formats import description as formats
 from .bits import float32_from_bits, float64_from_bits, float_bits, leading_zeros
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
 
 
 def overflow_codes(target, saturate, inf_to_nan=False):

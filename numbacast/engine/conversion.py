@@ -38,7 +38,7 @@ from . import codecs
 from . import rounding as rounding_modes
 from .bits import float32_from_bits, float_bits
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
 
 #: The targets whose overflow ``saturate`` chooses.
 SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))

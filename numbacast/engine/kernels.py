@@ -4,7 +4,7 @@
 the conversion of every element of the flat array ``src``:
 
 * ``conversion`` a :class:`~numbacast.conversion.Conversion`: each element goes
-  through :func:`~numbacast.conversion.convert` (``table`` is unused);
+  through its :func:`~numbacast.engine.conversion.scalar_converter` (``table`` is unused);
 * ``conversion`` None: each element is an index into ``table``, which holds
   the converted value of every possible code of a source of at most 16 bits.
 
@@ -41,7 +41,7 @@ from numba import prange, typeof, types
 from numba.extending import overload
 
 from .cache import cached_njit, serial_version
-from .conversion import Conversion, ConversionType, convert
+from .conversion import Conversion, ConversionType, scalar_converter
 from .interrupts import interrupts_deferred
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
@@ -61,7 +61,8 @@ def _overload_convert_element(value, conversion, table):
     if isinstance(conversion, types.NoneType):
         return lambda value, conversion, table: table[value]
     if isinstance(conversion, ConversionType):
-        return lambda value, conversion, table: convert(value, conversion)
+        one = scalar_converter(conversion.conversion)  # inlined here, one compiled function less
+        return lambda value, conversion, table: one(value)
 
 
 @cached_njit(parallel=True, nogil=True)
