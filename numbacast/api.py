@@ -8,6 +8,7 @@ Dask arrays to :mod:`numbacast.integrations.dask_array`.
 from __future__ import annotations
 
 import functools
+import importlib
 import secrets
 from types import SimpleNamespace
 from typing import Any
@@ -18,26 +19,33 @@ import numpy.typing as npt
 from .formats.registry import TypeLike, resolve
 
 
+def _on_first_use(module: str, name: str) -> Any:
+    """A function calling ``module.name``, importing ``module`` on its first call."""
+
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(module, __package__), name)(*args, **kwargs)
+
+    return call
+
+
 @functools.cache
 def runtime() -> Any:
-    """The modules a cast runs in, imported on the first call: ``import
-    numbacast`` does not import Numba, a third of a second."""
+    """The modules a cast runs in: Numba and the numeric engine on the first
+    call (``import numbacast`` does not import Numba, a third of a second),
+    the text, packing and Dask layers on the first call that needs them."""
     import numba  # noqa: F401  (first: its import hooks then find no half-imported numbacast module)
 
     from .engine import checks
     from .engine.arrays import cast_numbers
     from .engine.rounding import seed_key
-    from .integrations.dask_array import cast_lazily
-    from .packing import cast_packed, pack
-    from .text.strings import cast_text
 
     return SimpleNamespace(
         checks=checks,
         cast_numbers=cast_numbers,
-        cast_lazily=cast_lazily,
-        cast_packed=cast_packed,
-        cast_text=cast_text,
-        pack=pack,
+        cast_lazily=_on_first_use(".integrations.dask_array", "cast_lazily"),
+        cast_packed=_on_first_use(".packing", "cast_packed"),
+        cast_text=_on_first_use(".text.strings", "cast_text"),
+        pack=_on_first_use(".packing", "pack"),
         seed_key=seed_key,
     )
 
