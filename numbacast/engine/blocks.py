@@ -4,8 +4,10 @@
 axis, cut into blocks of ``block_size`` (the last one shorter when the length
 is not a multiple): in each task of a ``prange`` loop (:data:`TASK_ELEMENTS`),
 the largest magnitude of each block (read once from memory, the task's
-elements then sit in cache) and the scale from it, then every element of the
-task scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.
+elements then sit in cache; a task of whole blocks of 32 takes each in a
+straight run of vector instructions, :mod:`~numbacast.engine.lanes`) and the
+scale from it, then every element of the task scaled and rounded in one
+loop.  :func:`dequantize_blocks` goes back.
 
 Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
 FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,
@@ -45,6 +47,7 @@ from .bits import float32_from_bits, float64_from_bits, float_bits
 from .cache import cached_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run, take_turns
+from .lanes import fill, largest_magnitude
 from .rounding import random64
 from .stochastic import convert_random
 
@@ -293,6 +296,10 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
     return mx_scale
 
 
+#: Runs of consecutive tasks a quantisation is cut into, at most: the
+#: iterations of its parallel loop, each allocating one scratch array.
+TASK_RUNS = 256
+
 #: Elements per task of the parallel loops, at least: a task takes whole blocks
 #: of one line, so that the element loops are long enough to run in vector lanes
 #: (and a quantising task's one allocation, its weights, is paid once for many blocks).
@@ -317,26 +324,35 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 
 @cached_njit(nogil=True)
-def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key):
+def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, scratch):
     """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
     first (by the rule compiled in), its weight written beside each of the
-    block's elements, then one loop over all the task's elements, each scaled
-    by its weight and rounded (contiguous loads and stores, in vector lanes,
-    however short the blocks); last, in a task holding a block of the NaN
-    scale, that block's elements made the encoding of +NaN (:func:`scaled`
-    leaves them to be rewritten)."""
+    block's elements (in ``scratch``, as long as a task, of the source type,
+    that of the conversion: see :func:`element_conversion`), then one loop
+    over all the task's elements, each scaled by its weight and rounded
+    (contiguous loads and stores, in vector lanes, however short the blocks);
+    last, in a task holding a block of the NaN scale, that block's elements
+    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten)."""
     size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
-    weights = np.empty_like(line)  # the source type, that of the conversion (element_conversion)
+    weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     nan_blocks = False
+    fixed = size == 32 and line.size % 32 == 0  # the OCP MX blocks of a whole task
     for i in range(b1 - b0):
-        amax = block_amax(line[i * size : (i + 1) * size])
+        lo = i * size
+        if fixed:  # a whole block of 32 in straight vector runs (engine.lanes)
+            amax = np.float64(largest_magnitude(line, lo, 32))
+        else:
+            amax = block_amax(line[lo : lo + size])
         code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
         codes[i] = code
-        weights[i * size : (i + 1) * size] = weight
+        if fixed:
+            fill(weights, lo, 32, weight)
+        else:
+            weights[lo : lo + size] = weight
         nan_blocks |= weight != weight
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
@@ -361,8 +377,14 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
     rows, n = src.shape
     group, per_row = _tasks(rows, n, params[0])
     flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
-    for t in prange(rows * per_row):
-        _quantize_task(t, per_row, group, n, flat_src, flat_elements, scales, block, conversion, rule, params, key)
+    tasks = rows * per_row
+    runs = min(tasks, TASK_RUNS)
+    for r in prange(runs):  # one scratch array a run of tasks
+        scratch = np.empty(group * params[0], src.dtype)
+        for t in range(r * tasks // runs, (r + 1) * tasks // runs):
+            _quantize_task(
+                t, per_row, group, n, flat_src, flat_elements, scales, block, conversion, rule, params, key, scratch
+            )
 
 
 @cached_njit(nogil=True)

@@ -1,0 +1,67 @@
+"""The fixed-width block helpers of the quantise task (numbacast.engine.lanes),
+against NumPy: the largest magnitude of 32 values (NaN when one is NaN) and a
+fill of 32 values, at every offset, in float32 and float64."""
+
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+from numbacast.engine.lanes import fill, largest_magnitude
+
+
+@njit
+def _largest(values, start):
+    return largest_magnitude(values, start, 32)
+
+
+@njit
+def _fill(values, start, value):
+    fill(values, start, 32, value)
+
+
+def _samples(dtype, rng):
+    x = (rng.standard_normal(100) * np.exp2(rng.integers(-60, 60, 100))).astype(dtype)
+    x[::7] = -x[::7]
+    x[3], x[40], x[41] = -0.0, np.finfo(dtype).smallest_subnormal, -np.finfo(dtype).max
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_largest_magnitude_of_32_values_at_every_offset(dtype):
+    x = _samples(dtype, np.random.default_rng(5))
+    for start in range(x.size - 32 + 1):
+        expected = np.abs(x[start : start + 32]).max()
+        got = _largest(x, start)
+        assert got == expected, start
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_nan_or_an_infinity_is_the_largest(dtype):
+    x = _samples(dtype, np.random.default_rng(6))
+    y = x.copy()
+    y[50] = -np.inf
+    assert _largest(y, 40) == np.inf
+    y[45] = -np.nan
+    assert np.isnan(_largest(y, 40)) and np.isnan(_largest(y, 14))
+    assert _largest(y, 46) == np.inf and not np.isnan(_largest(y, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fill_writes_the_32_values_and_nothing_else(dtype):
+    x = np.arange(100, dtype=dtype)
+    _fill(x, 37, -2.5)
+    expected = np.arange(100, dtype=dtype)
+    expected[37:69] = -2.5
+    assert np.array_equal(x, expected)
+
+
+def test_lanes_must_be_32_and_the_values_floats():
+    @njit
+    def other(values):
+        return largest_magnitude(values, 0, 16)
+
+    with pytest.raises(TypingError, match="lanes must be a literal of"):
+        other(np.zeros(32, np.float32))
+    with pytest.raises(TypingError, match="float32 or float64"):
+        _largest(np.zeros(32, np.int32), 0)
