@@ -1,6 +1,6 @@
 """The fixed-width block helpers of the quantise task (numbacast.engine.lanes),
-against NumPy: the largest magnitude of 32 values (NaN when one is NaN) and a
-fill of 32 values, at every offset, in float32 and float64."""
+against NumPy: the largest magnitude of 32 or 16 values (NaN when one is NaN)
+and a fill of 32 or 16 values, at every offset, in float32 and float64."""
 
 import numpy as np
 import pytest
@@ -16,8 +16,18 @@ def _largest(values, start):
 
 
 @njit
+def _largest16(values, start):
+    return largest_magnitude(values, start, 16)
+
+
+@njit
 def _fill(values, start, value):
     fill(values, start, 32, value)
+
+
+@njit
+def _fill16(values, start, value):
+    fill(values, start, 16, value)
 
 
 def _samples(dtype, rng):
@@ -31,9 +41,8 @@ def _samples(dtype, rng):
 def test_largest_magnitude_of_32_values_at_every_offset(dtype):
     x = _samples(dtype, np.random.default_rng(5))
     for start in range(x.size - 32 + 1):
-        expected = np.abs(x[start : start + 32]).max()
-        got = _largest(x, start)
-        assert got == expected, start
+        assert _largest(x, start) == np.abs(x[start : start + 32]).max(), start
+        assert _largest16(x, start) == np.abs(x[start : start + 16]).max(), start
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -45,6 +54,7 @@ def test_a_nan_or_an_infinity_is_the_largest(dtype):
     y[45] = -np.nan
     assert np.isnan(_largest(y, 40)) and np.isnan(_largest(y, 14))
     assert _largest(y, 46) == np.inf and not np.isnan(_largest(y, 0))
+    assert np.isnan(_largest16(y, 30)) and _largest16(y, 46) == np.inf
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -54,12 +64,15 @@ def test_fill_writes_the_32_values_and_nothing_else(dtype):
     expected = np.arange(100, dtype=dtype)
     expected[37:69] = -2.5
     assert np.array_equal(x, expected)
+    _fill16(x, 3, 7.0)
+    expected[3:19] = 7.0
+    assert np.array_equal(x, expected)
 
 
-def test_lanes_must_be_32_and_the_values_floats():
+def test_lanes_must_be_16_or_32_and_the_values_floats():
     @njit
     def other(values):
-        return largest_magnitude(values, 0, 16)
+        return largest_magnitude(values, 0, 8)
 
     with pytest.raises(TypingError, match="lanes must be a literal of"):
         other(np.zeros(32, np.float32))

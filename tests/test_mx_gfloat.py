@@ -132,10 +132,10 @@ def gfloat_elements(fi, values, scale_codes):
     return gfloat.encode_ndarray(fi.etype, rounded)
 
 
-def check(name, values, rule):
-    """Compare one array of blocks (rows of at most 32) with the references; the number of blocks."""
+def check(name, values, rule, block_size=None):
+    """Compare one array of blocks (rows of at most 32, each one block) with the references; the number of blocks."""
     fmt, fi = BLOCK_FORMATS[name], GFLOAT[name]
-    q = mx.quantize(values, name, scale_rule=rule)
+    q = mx.quantize(values, name, scale_rule=rule, block_size=block_size)
     scale_codes = q.scales.view(np.uint8)[:, 0]
     amax = np.abs(values.astype(np.float64)).max(axis=1)
     expected = np.array([reference_scale(float(a), fmt, rule) for a in amax])
@@ -169,6 +169,19 @@ def test_random_and_edge_blocks_match_gfloat(name, rule):
         )
         checked += check(name, row[:, 32:], rule)
     assert checked == RANDOM_BLOCKS + (837 if FULL_SWEEP else 126) + 31
+
+
+@pytest.mark.parametrize("name", ["mxfp8_e4m3", "mxfp4_e2m1", "mxint8"])
+def test_blocks_of_16_match_gfloat(name):
+    """Blocks of 16 (the fixed-width path NVFP4 takes, here for MX elements):
+    random and edge blocks cut in halves, and a block holding a NaN.  Rule: docs/rules.md#rule-mx-scale-rules"""
+    rng = np.random.default_rng(23)
+    halves = np.concatenate([random_blocks(rng, 64), edge_blocks(rng)]).reshape(-1, 16)
+    assert check(name, halves, "floor", block_size=16) == len(halves)
+    nan = halves[:4].copy()
+    nan[2, 7] = np.nan
+    q = mx.quantize(nan, name, block_size=16)
+    assert np.array_equal(q.scales.view(np.uint8)[:, 0] == 255, [False, False, True, False])
 
 
 def test_gfloat_block_functions_agree_on_a_sample():

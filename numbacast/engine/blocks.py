@@ -4,8 +4,8 @@
 axis, cut into blocks of ``block_size`` (the last one shorter when the length
 is not a multiple): in each task of a ``prange`` loop (:data:`TASK_ELEMENTS`),
 the largest magnitude of each block (read once from memory, the task's
-elements then sit in cache; a task of whole blocks of 32 takes each in a
-straight run of vector instructions, :mod:`~numbacast.engine.lanes`) and the
+elements then sit in cache; a task of whole blocks of 32 or 16 takes each in
+a straight run of vector instructions, :mod:`~numbacast.engine.lanes`) and the
 scale from it, then every element of the task scaled and rounded in one
 loop.  :func:`dequantize_blocks` goes back.
 
@@ -340,17 +340,22 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     nan_blocks = False
-    fixed = size == 32 and line.size % 32 == 0  # the OCP MX blocks of a whole task
+    fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
+    fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
     for i in range(b1 - b0):
         lo = i * size
-        if fixed:  # a whole block of 32 in straight vector runs (engine.lanes)
+        if fixed32:  # a whole block in straight vector runs (engine.lanes)
             amax = np.float64(largest_magnitude(line, lo, 32))
+        elif fixed16:
+            amax = np.float64(largest_magnitude(line, lo, 16))
         else:
             amax = block_amax(line[lo : lo + size])
         code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
         codes[i] = code
-        if fixed:
+        if fixed32:
             fill(weights, lo, 32, weight)
+        elif fixed16:
+            fill(weights, lo, 16, weight)
         else:
             weights[lo : lo + size] = weight
         nan_blocks |= weight != weight

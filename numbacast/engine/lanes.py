@@ -3,14 +3,12 @@
 ``largest_magnitude(values, start, lanes)`` is the largest magnitude of
 ``values[start:start + lanes]``, in the type of ``values``, and
 ``fill(values, start, lanes, value)`` writes ``value`` into that span; ``lanes``
-is the literal 32 (OCP MX's block size), ``values`` a 1-D
+is a literal, 16 or 32 (the block sizes of NVFP4 and OCP MX), ``values`` a 1-D
 C-contiguous float32 or float64 array, and the span must lie inside it (the
 caller checks; nothing here does).  Each is one straight run of vector
 instructions (loads, a mask, a reduction; or stores of a splat), where a loop
 of a run-time length pays a vector prologue, a remainder and their branches
-for every block.  (A 16-lane variant for NVFP4's blocks measured about a
-quarter slower than the loop in its quantise task, for a reason not found:
-NVFP4 keeps the loop.)
+for every block.
 
 The largest magnitude is the float of the largest magnitude bits (the bits
 without the sign): they order like the magnitudes, with NaNs above infinity,
@@ -24,7 +22,7 @@ from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
 #: The fixed block lengths that have a vector path.
-LANES = (32,)
+LANES = (16, 32)
 
 _FLOATS = (types.float32, types.float64)
 
