@@ -392,20 +392,42 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
             )
 
 
+def scratch_of(size, conversion):
+    """A new array of ``size`` elements of the source type of ``conversion`` (``@njit`` only)."""
+    raise TypeError("scratch_of() is for @njit code")
+
+
+@overload(scratch_of, jit_options={"nogil": True})
+def _overload_scratch_of(size, conversion):
+    if isinstance(conversion, ConversionType):
+        real = _real(conversion)
+        return lambda size, conversion: np.empty(size, real)
+
+
 @cached_njit(nogil=True)
 def _dequantize_task(
-    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit
+    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit, scratch
 ):
-    """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays, indexed from 0)."""
+    """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays,
+    indexed from 0): each block's scale written beside its elements (in
+    ``scratch``, as in :func:`_quantize_task`), then one loop over the task."""
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
-    offset = row * n
-    for b in range(b0, b1):
-        start = offset + b * block_size
-        end = offset + min((b + 1) * block_size, n)
-        line, result = elements[start:end], out[start:end]
-        scale = in_source_type(block_value(scales[row, b], scale_decode, unit), output)
-        for k in range(line.size):
-            result[k] = convert(convert(line[k], element_decode) * scale, output)
+    start = row * n + first
+    line, result = elements[start : start + last - first], out[start : start + last - first]
+    factors = scratch[: line.size]
+    fixed32 = block_size == 32 and line.size % 32 == 0
+    fixed16 = block_size == 16 and line.size % 16 == 0
+    for i in range(b1 - b0):
+        scale = in_source_type(block_value(scales[row, b0 + i], scale_decode, unit), output)
+        lo = i * block_size
+        if fixed32:
+            fill(factors, lo, 32, scale)
+        elif fixed16:
+            fill(factors, lo, 16, scale)
+        else:
+            factors[lo : lo + block_size] = scale
+    for k in range(line.size):
+        result[k] = convert(convert(line[k], element_decode) * factors[k], output)
 
 
 @cached_njit(parallel=True, nogil=True)
@@ -416,21 +438,26 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     rows, n = elements.shape
     group, per_row = _tasks(rows, n, block_size)
     flat_elements, flat_out = elements.reshape(-1), out.reshape(-1)
-    for t in prange(rows * per_row):
-        _dequantize_task(
-            t,
-            per_row,
-            group,
-            n,
-            flat_elements,
-            scales,
-            flat_out,
-            scale_decode,
-            element_decode,
-            output,
-            block_size,
-            unit,
-        )
+    tasks = rows * per_row
+    runs = min(tasks, TASK_RUNS)
+    for r in prange(runs):  # one scratch array a run of tasks
+        scratch = scratch_of(group * block_size, output)
+        for t in range(r * tasks // runs, (r + 1) * tasks // runs):
+            _dequantize_task(
+                t,
+                per_row,
+                group,
+                n,
+                flat_elements,
+                scales,
+                flat_out,
+                scale_decode,
+                element_decode,
+                output,
+                block_size,
+                unit,
+                scratch,
+            )
 
 
 @cached_njit(parallel=True, nogil=True)
