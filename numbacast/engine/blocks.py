@@ -392,18 +392,6 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
             )
 
 
-def scratch_of(size, conversion):
-    """A new array of ``size`` elements of the source type of ``conversion`` (``@njit`` only)."""
-    raise TypeError("scratch_of() is for @njit code")
-
-
-@overload(scratch_of, jit_options={"nogil": True})
-def _overload_scratch_of(size, conversion):
-    if isinstance(conversion, ConversionType):
-        real = _real(conversion)
-        return lambda size, conversion: np.empty(size, real)
-
-
 @cached_njit(nogil=True)
 def _dequantize_task(
     t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit, scratch
@@ -441,7 +429,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     tasks = rows * per_row
     runs = min(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch = scratch_of(group * block_size, output)
+        scratch = np.full(group * block_size, in_source_type(0.0, output))  # the type the products take
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _dequantize_task(
                 t,
