@@ -296,6 +296,23 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
     return mx_scale
 
 
+def scales_in_lanes(block):
+    """Whether a quantising task computes its blocks' scales side by side
+    after taking all their largest magnitudes (a loop that runs several in
+    vector lanes), rather than each right after its block's, between the
+    reads of memory.  True for NVFP4, whose scale is a division, a
+    FLOAT8E4M3FN encode and a decode; false for MX's few integer steps.  A
+    constant of the compiled code (``@njit`` only)."""
+    raise TypeError("scales_in_lanes() is for @njit code")
+
+
+@overload(scales_in_lanes, jit_options={"nogil": True})
+def _overload_scales_in_lanes(block):
+    if isinstance(block, ConversionType):
+        in_lanes = block.conversion.target is not FLOAT8E8M0
+        return lambda block: in_lanes
+
+
 #: Runs of consecutive tasks a quantisation is cut into, at most: the
 #: iterations of its parallel loop, each allocating one scratch array.
 TASK_RUNS = 256
@@ -324,10 +341,14 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 
 @cached_njit(nogil=True)
-def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, scratch):
+def _quantize_task(
+    t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, scratch, per_block
+):
     """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
-    first (by the rule compiled in), its weight written beside each of the
-    block's elements (in ``scratch``, as long as a task, of the source type,
+    first (by the rule compiled in; right after the block's largest magnitude,
+    or for NVFP4 all side by side after them, each block's amax then its
+    weight kept in ``per_block``: :func:`scales_in_lanes`), its weight written
+    beside each of the block's elements (in ``scratch``, as long as a task, of the source type,
     that of the conversion: see :func:`element_conversion`), then one loop
     over all the task's elements, each scaled by its weight and rounded
     (contiguous loads and stores, in vector lanes, however short the blocks);
@@ -339,6 +360,7 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
+    in_lanes = scales_in_lanes(block)
     nan_blocks = False
     fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
     fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
@@ -350,6 +372,9 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
             amax = np.float64(largest_magnitude(line, lo, 16))
         else:
             amax = block_amax(line[lo : lo + size])
+        if in_lanes:  # its scale after this loop
+            per_block[i] = amax
+            continue
         code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
         codes[i] = code
         if fixed32:
@@ -359,6 +384,18 @@ def _quantize_task(t, per_row, group, n, src, elements, scales, block, conversio
         else:
             weights[lo : lo + size] = weight
         nan_blocks |= weight != weight
+    if in_lanes:  # the scales side by side, then their weights written out
+        for i in range(b1 - b0):
+            codes[i], per_block[i] = block_scale(
+                per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
+            )
+        for i in range(b1 - b0):
+            lo, weight = i * size, in_source_type(per_block[i], conversion)
+            if fixed16:
+                fill(weights, lo, 16, weight)
+            else:
+                weights[lo : lo + size] = weight
+            nan_blocks |= weight != weight
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
@@ -385,10 +422,23 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
     tasks = rows * per_row
     runs = min(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch = np.empty(group * params[0], src.dtype)
+        scratch, per_block = np.empty(group * params[0], src.dtype), np.empty(group)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _quantize_task(
-                t, per_row, group, n, flat_src, flat_elements, scales, block, conversion, rule, params, key, scratch
+                t,
+                per_row,
+                group,
+                n,
+                flat_src,
+                flat_elements,
+                scales,
+                block,
+                conversion,
+                rule,
+                params,
+                key,
+                scratch,
+                per_block,
             )
 
 
