@@ -58,6 +58,50 @@ def test_second_process_loads_the_kernel_from_disk(tmp_path):
     assert any((tmp_path / "numbacast" / "__pycache__").glob("kernels.parallel_kernel_serial-*.nbc"))
 
 
+EVERY_KIND = textwrap.dedent("""
+    import hashlib, sys
+    import numpy as np
+    from numba import njit
+    import numbacast
+    from numbacast import mx
+
+    @njit
+    def user_loop(a):  # compiled after the kernels are loaded from the cache
+        return numbacast.cast(a, "float8e4m3fn")
+
+    x = np.linspace(-300, 300, 40000).astype(np.float32)
+    results = [
+        numbacast.cast(x[:100], "int4"),  # the serial loop
+        numbacast.cast(x, "float8e5m2"),  # the parallel loop
+        numbacast.cast(x.astype(np.float16), "float4e2m1"),  # a 16-bit source
+        numbacast.cast(x, "bfloat16", rounding="stochastic", seed=7),
+        mx.quantize(x, "nvfp4").elements,
+        mx.dequantize(mx.quantize(x, "mxfp4_e2m1")),
+        numbacast.cast(numbacast.cast(x[:50], "string"), "float"),
+        user_loop(x[:10]),
+    ]
+    print(hashlib.sha256(b"".join(np.ascontiguousarray(r).view(np.uint8).tobytes() for r in results)).hexdigest())
+""")
+
+
+def test_a_process_loading_every_kind_of_kernel_from_disk_gives_the_same_bits(tmp_path):
+    """Loading compiled code does not refresh Numba's compiler context (a
+    tenth of a second of a warm first call); every kind of kernel loaded so
+    gives the bits it gave when compiled, and Numba still compiles user code
+    (it refreshes the context itself) after the loads."""
+    env = private_copy(tmp_path)
+
+    def run():
+        result = subprocess.run(
+            [sys.executable, "-c", EVERY_KIND], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout.split()[-1]
+
+    compiled, loaded = run(), run()
+    assert compiled == loaded
+
+
 def test_numba_cache_dir_is_honoured(tmp_path):
     env = private_copy(tmp_path)
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "elsewhere")
