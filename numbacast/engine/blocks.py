@@ -508,7 +508,9 @@ def amax_kernel(flat, chunk):
         tops[c] = block_amax(flat[c * chunk : (c + 1) * chunk])
     top = 0.0
     for c in range(count):
-        top = top if tops[c] <= top else tops[c]
+        if tops[c] != tops[c]:  # NaN: a chunk holding one
+            return tops[c]
+        top = max(top, tops[c])
     return top
 
 
