@@ -185,13 +185,16 @@ def quantize(
     if rounding == "stochastic":
         key = run.seed_key(secrets.randbits(64) if seed is None else seed)
     src = _moved(array, axis)
-    scale = np.float32(1.0)
-    if block.tensor_scale:
-        scale = _tensor_scale(src, tensor_scale, kernels)
+    scale, amaxes = np.float32(1.0), None
+    if block.tensor_scale and tensor_scale is None:  # one pass for the blocks' amaxes, the tensor's from them
+        amaxes = kernels.block_amaxes(src, block_size)
+        scale = kernels.tensor_scale_of(amaxes.reshape(-1))
+    elif block.tensor_scale:
+        scale = _check_tensor_scale(tensor_scale)
     elif tensor_scale is not None:
         raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
     conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
-    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
+    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key, amaxes)
     scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
     elements = _restored(codes, array.shape, axis)
     if not block.integer_elements:
@@ -205,14 +208,6 @@ def _check_tensor_scale(given):
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
     return value
-
-
-def _tensor_scale(src, given, kernels):
-    """NVFP4's per-tensor scale: ``given`` (checked) or ``amax / (448 * 6)``
-    rounded to float32, 1.0 when that is not a positive finite float32."""
-    if given is not None:
-        return _check_tensor_scale(given)
-    return kernels.tensor_scale_of(src.reshape(-1))
 
 
 def _check_quantized(q):

@@ -320,3 +320,28 @@ def test_quantize_and_dequantize_in_njit_code_give_the_python_bits():
 
     with pytest.raises(TypingError, match="along the last axis"):
         along_first(x)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 70), (40, 1000)])  # the serial loops, the parallel ones
+def test_nvfp4_in_njit_code_gives_the_python_bits(shape):
+    """NVFP4 in @njit code: the tensor scale from the blocks' amaxes, the
+    same elements, scales and values as the Python calls, a NaN included.
+    Rule: docs/rules.md#rule-mx-nvfp4"""
+    from numba import njit
+
+    @njit
+    def roundtrip(x):
+        q = mx.quantize(x, "nvfp4")
+        return q, mx.dequantize(q)
+
+    x = sample(shape, 12)
+    x.reshape(-1)[x.size // 3] = np.nan
+    q, values = roundtrip(x)
+    expected = mx.quantize(x, "nvfp4")
+    assert q.tensor_scale == expected.tensor_scale == F32(1.0)  # the NaN's
+    assert np.array_equal(codes(q.elements), codes(expected.elements))
+    assert np.array_equal(codes(q.scales), codes(expected.scales))
+    assert np.array_equal(values, mx.dequantize(expected), equal_nan=True)
+    finite = np.nan_to_num(x, nan=0.0)
+    q, _ = roundtrip(finite)
+    assert q.tensor_scale == mx.quantize(finite, "nvfp4").tensor_scale == F32(np.abs(finite).max() / 2688)

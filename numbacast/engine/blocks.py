@@ -341,50 +341,53 @@ def _task_span(t, per_row, group, nb, n, block_size):
 
 
 @cached_njit(nogil=True)
+def _task_amaxes(line, size, out):
+    """The largest magnitude of each block of ``size`` elements of ``line`` (a
+    task's, the last block maybe shorter) into ``out``, one per block."""
+    fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
+    fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
+    for i in range(out.size):
+        lo = i * size
+        if fixed32:  # a whole block in straight vector runs (engine.lanes)
+            out[i] = largest_magnitude(line, lo, 32)
+        elif fixed16:
+            out[i] = largest_magnitude(line, lo, 16)
+        else:
+            out[i] = block_amax(line[lo : lo + size])
+
+
+@cached_njit(nogil=True)
 def _quantize_task(
-    t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, scratch, per_block
+    t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, amaxes, scratch, per_block
 ):
     """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
-    first (by the rule compiled in; right after the block's largest magnitude,
-    or for NVFP4 all side by side after them, each block's amax then its
-    weight kept in ``per_block``: :func:`scales_in_lanes`), its weight written
-    beside each of the block's elements (in ``scratch``, as long as a task, of the source type,
+    first (by the rule compiled in), its weight written beside each of the
+    block's elements (in ``scratch``, as long as a task, of the source type,
     that of the conversion: see :func:`element_conversion`), then one loop
     over all the task's elements, each scaled by its weight and rounded
     (contiguous loads and stores, in vector lanes, however short the blocks);
     last, in a task holding a block of the NaN scale, that block's elements
-    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten)."""
+    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten).
+
+    An MX scale is made right after its block's largest magnitude, between
+    the reads of memory; NVFP4's side by side, after all the task's
+    (:func:`scales_in_lanes`), each block's amax then its weight kept in
+    ``per_block``, the amaxes taken from ``amaxes`` when it is not None
+    (:func:`block_amaxes`, which the tensor scale came from)."""
     size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
-    in_lanes = scales_in_lanes(block)
     nan_blocks = False
     fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
     fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
-    for i in range(b1 - b0):
-        lo = i * size
-        if fixed32:  # a whole block in straight vector runs (engine.lanes)
-            amax = np.float64(largest_magnitude(line, lo, 32))
-        elif fixed16:
-            amax = np.float64(largest_magnitude(line, lo, 16))
+    if scales_in_lanes(block):
+        if amaxes is None:
+            _task_amaxes(line, size, per_block[: b1 - b0])
         else:
-            amax = block_amax(line[lo : lo + size])
-        if in_lanes:  # its scale after this loop
-            per_block[i] = amax
-            continue
-        code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
-        codes[i] = code
-        if fixed32:
-            fill(weights, lo, 32, weight)
-        elif fixed16:
-            fill(weights, lo, 16, weight)
-        else:
-            weights[lo : lo + size] = weight
-        nan_blocks |= weight != weight
-    if in_lanes:  # the scales side by side, then their weights written out
+            per_block[: b1 - b0] = amaxes[row, b0:b1]
         for i in range(b1 - b0):
             codes[i], per_block[i] = block_scale(
                 per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
@@ -392,6 +395,24 @@ def _quantize_task(
         for i in range(b1 - b0):
             lo, weight = i * size, in_source_type(per_block[i], conversion)
             if fixed16:
+                fill(weights, lo, 16, weight)
+            else:
+                weights[lo : lo + size] = weight
+            nan_blocks |= weight != weight
+    else:
+        for i in range(b1 - b0):
+            lo = i * size
+            if fixed32:  # a whole block in straight vector runs (engine.lanes)
+                amax = np.float64(largest_magnitude(line, lo, 32))
+            elif fixed16:
+                amax = np.float64(largest_magnitude(line, lo, 16))
+            else:
+                amax = block_amax(line[lo : lo + size])
+            code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
+            codes[i] = code
+            if fixed32:
+                fill(weights, lo, 32, weight)
+            elif fixed16:
                 fill(weights, lo, 16, weight)
             else:
                 weights[lo : lo + size] = weight
@@ -407,7 +428,7 @@ def _quantize_task(
 
 
 @cached_njit(parallel=True, nogil=True)
-def quantize_kernel(src, elements, scales, block, conversion, rule, params, key):
+def quantize_kernel(src, elements, scales, block, conversion, rule, params, key, amaxes):
     """Every block of ``src`` quantised, parallel over tasks of whole blocks
     (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
     array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
@@ -415,7 +436,8 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
     the scale's conversion and ``conversion`` the elements', ``rule`` a
     :class:`ScaleRule`, ``params`` =
     ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
-    of stochastic rounding."""
+    of stochastic rounding, ``amaxes`` None or the blocks' largest magnitudes
+    (NVFP4's, from :func:`block_amaxes`)."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, params[0])
     flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
@@ -437,6 +459,7 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
                 rule,
                 params,
                 key,
+                amaxes,
                 scratch,
                 per_block,
             )
@@ -514,13 +537,30 @@ def amax_kernel(flat, chunk):
     return top
 
 
+@cached_njit(parallel=True, nogil=True)
+def block_amax_kernel(src, block_size, amaxes):
+    """The largest magnitude of each block of ``src`` (2-D C-contiguous, cut
+    along its rows) into ``amaxes`` (one per block of each row, of the
+    type of ``src``: exact), parallel over the tasks of :func:`quantize_kernel`."""
+    rows, n = src.shape
+    group, per_row = _tasks(rows, n, block_size)
+    flat = src.reshape(-1)
+    for t in prange(rows * per_row):
+        row, b0, b1, first, last = _task_span(t, per_row, group, amaxes.shape[1], n, block_size)
+        start = row * n + first
+        _task_amaxes(flat[start : start + last - first], block_size, amaxes[row, b0:b1])
+
+
 #: Elements per task of :func:`amax_kernel`.
 AMAX_CHUNK = 1 << 16
 
 #: ``(serial, parallel)`` compilations of each loop, for :func:`~numbacast.engine.kernels.split_run`.
-quantize_serial, dequantize_serial, amax_serial = map(serial_version, (quantize_kernel, dequantize_kernel, amax_kernel))
+quantize_serial, dequantize_serial, amax_serial, block_amax_serial = map(
+    serial_version, (quantize_kernel, dequantize_kernel, amax_kernel, block_amax_kernel)
+)
 QUANTIZE = (quantize_serial, quantize_kernel)
 DEQUANTIZE = (dequantize_serial, dequantize_kernel)
+BLOCK_AMAXES = (block_amax_serial, block_amax_kernel)
 
 
 @cached_njit(nogil=True)
@@ -539,12 +579,23 @@ def nvfp4_tensor_scale(flat):
 
 
 @cached_njit(nogil=True)
-def quantize_any(src, elements, scales, block, conversion, rule, params, key):
+def block_amaxes_any(src, block_size):
+    """:func:`block_amaxes` for ``@njit`` code."""
+    amaxes = np.empty((src.shape[0], (src.shape[1] + block_size - 1) // block_size), src.dtype)
+    if src.size < PARALLEL_MIN:
+        block_amax_serial(src, block_size, amaxes)
+    else:
+        block_amax_kernel(src, block_size, amaxes)
+    return amaxes
+
+
+@cached_njit(nogil=True)
+def quantize_any(src, elements, scales, block, conversion, rule, params, key, amaxes):
     """:func:`quantize_kernel` or its serial twin by the size of ``src``, for ``@njit`` code."""
     if src.size < PARALLEL_MIN:
-        quantize_serial(src, elements, scales, block, conversion, rule, params, key)
+        quantize_serial(src, elements, scales, block, conversion, rule, params, key, amaxes)
     else:
-        quantize_kernel(src, elements, scales, block, conversion, rule, params, key)
+        quantize_kernel(src, elements, scales, block, conversion, rule, params, key, amaxes)
 
 
 @cached_njit(nogil=True)
@@ -554,6 +605,18 @@ def dequantize_any(elements, scales, out, scale_decode, element_decode, output, 
         dequantize_serial(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
     else:
         dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
+
+
+def block_amaxes(src, block_size):
+    """The largest magnitude of each block of the 2-D C-contiguous ``src``
+    along its last axis (one pass over it, parallel): NVFP4's default
+    tensor scale comes from them (:func:`tensor_scale_of` of the flat
+    array), and :func:`quantize_blocks` then takes them instead of taking
+    each block's again."""
+    rows, n = src.shape
+    amaxes = np.empty((rows, -(-n // block_size)), src.dtype)
+    split_run(BLOCK_AMAXES, src.size, src, np.int64(block_size), amaxes)
+    return amaxes
 
 
 def tensor_scale_of(flat):
@@ -579,14 +642,15 @@ def dequantizing(fmt: BlockFormat, output: OnnxType):
     return decoding(INT8 if fmt.integer_elements else fmt.element, real), unit, Conversion.make(real, output)
 
 
-def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
+def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0, amaxes=None):
     """``(elements, scales)`` of the 2-D C-contiguous float32 or float64 array
-    ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
+    ``src`` quantised to ``fmt`` along its last axis (see the module's text);
+    ``amaxes`` the blocks' :func:`block_amaxes`, when already taken."""
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
     params = quantize_parameters(fmt, block_size, tensor_scale)
-    args = (src, elements, scales, scale_conversion(fmt), conversion, ScaleRule(rule), params, np.uint64(key))
+    args = (src, elements, scales, scale_conversion(fmt), conversion, ScaleRule(rule), params, np.uint64(key), amaxes)
     split_run(QUANTIZE, src.size, *args)
     return elements, scales
 

@@ -13,7 +13,7 @@ function compiles, by the checks of the Python call and with their messages.
 """
 
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.core import errors
 from numba.extending import overload
 
@@ -33,6 +33,19 @@ def _last_axis(axis, ndim):
             f"numbacast.mx.quantize in @njit code cuts blocks along the last axis (-1 or {ndim - 1}), not {value!r}; "
             "move the axis last (np.ascontiguousarray(x.T)) or quantise in Python"
         )
+
+
+@njit(nogil=True)
+def _nvfp4_tensor_part(src, block_size):
+    """NVFP4's ``(tensor scale, the blocks' amaxes)``: one pass for the amaxes, the tensor's from them."""
+    amaxes = blocks.block_amaxes_any(src, block_size)
+    return blocks.nvfp4_tensor_scale(amaxes.reshape(-1)), amaxes
+
+
+@njit(nogil=True)
+def _no_tensor_part(src, block_size):
+    """An MX format's: no tensor scale (1.0), amaxes taken block by block."""
+    return np.float32(1.0), None
 
 
 @overload(quantize, prefer_literal=True, jit_options={"nogil": True})
@@ -81,6 +94,7 @@ def _overload_quantize(
     unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
     half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
     last = x.ndim - 1
+    tensor_part = _nvfp4_tensor_part if nvfp4 else _no_tensor_part
 
     def impl(
         x,
@@ -101,9 +115,7 @@ def _overload_quantize(
         rows = x.size // n if n > 0 else 0
         src = np.ascontiguousarray(x).reshape((rows, n))
         nb = (n + size - 1) // size
-        scale = np.float32(1.0)
-        if nvfp4:
-            scale = blocks.nvfp4_tensor_scale(src.reshape(-1))
+        scale, amaxes = tensor_part(src, size)
         elements = np.empty(x.shape, element_dtype)
         scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
         params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
@@ -116,6 +128,7 @@ def _overload_quantize(
             scale_rule_,
             params,
             np.uint64(0),
+            amaxes,
         )
         return Quantized(elements, scales, last, size, name, scale)
 
