@@ -13,9 +13,9 @@ function compiles, by the checks of the Python call and with their messages.
 """
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import errors
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from ..engine import blocks
 from ..engine.checks import check_rounding, check_saturate
@@ -35,14 +35,14 @@ def _last_axis(axis, ndim):
         )
 
 
-@njit(nogil=True)
+@register_jitable
 def _nvfp4_tensor_part(src, block_size):
     """NVFP4's ``(tensor scale, the blocks' amaxes)``: one pass for the amaxes, the tensor's from them."""
     amaxes = blocks.block_amaxes_any(src, block_size)
     return blocks.nvfp4_tensor_scale(amaxes.reshape(-1)), amaxes
 
 
-@njit(nogil=True)
+@register_jitable
 def _no_tensor_part(src, block_size):
     """An MX format's: no tensor scale (1.0), amaxes taken block by block."""
     return np.float32(1.0), None
