@@ -387,7 +387,8 @@ def _quantize_task(
     nan_blocks = False
     fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
     fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
-    if scales_in_lanes(block):
+    in_lanes = scales_in_lanes(block)
+    if in_lanes:  # every block's amax, then their scales side by side, in vector lanes
         if amaxes is None:
             _task_amaxes(line, size, per_block[: b1 - b0])
         else:
@@ -396,31 +397,25 @@ def _quantize_task(
             codes[i], per_block[i] = block_scale(
                 per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
             )
-        for i in range(b1 - b0):
-            lo, weight = i * size, in_source_type(per_block[i], conversion)
-            if fixed16:
-                fill(weights, lo, 16, weight)
-            else:
-                weights[lo : lo + size] = weight
-            nan_blocks |= weight != weight
-    else:
-        for i in range(b1 - b0):
-            lo = i * size
+    for i in range(b1 - b0):
+        lo = i * size
+        if in_lanes:
+            weight = in_source_type(per_block[i], conversion)
+        else:  # the scale right after the block's amax, between the reads of memory
             if fixed32:  # a whole block in straight vector runs (engine.lanes)
                 amax = np.float64(largest_magnitude(line, lo, 32))
             elif fixed16:
                 amax = np.float64(largest_magnitude(line, lo, 16))
             else:
                 amax = block_amax(line[lo : lo + size])
-            code, weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
-            codes[i] = code
-            if fixed32:
-                fill(weights, lo, 32, weight)
-            elif fixed16:
-                fill(weights, lo, 16, weight)
-            else:
-                weights[lo : lo + size] = weight
-            nan_blocks |= weight != weight
+            codes[i], weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
+        if fixed32:
+            fill(weights, lo, 32, weight)
+        elif fixed16:
+            fill(weights, lo, 16, weight)
+        else:
+            weights[lo : lo + size] = weight
+        nan_blocks |= weight != weight
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
