@@ -76,6 +76,10 @@ def test_nvfp4_tensor_scale_given_and_defaults():
     assert mx.quantize(np.array([1.0, np.inf], F32), "nvfp4").tensor_scale == 1
     with pytest.raises(ValueError, match="tensor_scale must be a positive finite"):
         mx.quantize(x, "nvfp4", tensor_scale=-1.0)
+    for bad in ("a", True, [0.5, 0.5], None.__class__):
+        with pytest.raises(TypeError, match="tensor_scale must be a positive finite float32, not"):
+            mx.quantize(x, "nvfp4", tensor_scale=bad)
+    assert mx.quantize(x, "nvfp4", tensor_scale=np.array(0.5)).tensor_scale == F32(0.5)
     with pytest.raises(ValueError, match="tensor_scale is for nvfp4"):
         mx.quantize(x, "mxfp8_e4m3", tensor_scale=1.0)
     with pytest.raises(ValueError, match="one recipe"):
