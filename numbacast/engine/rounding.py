@@ -632,7 +632,9 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
         stochastic = _jit(lambda rem, r: fixed_up(rem, reduce(r)))
     mant_bits = uint(source.mantissa_bits)
     mant_mask = uint((1 << source.mantissa_bits) - 1)
-    half = uint(1 << (source.mantissa_bits - 1))
+    half = 1 << (source.mantissa_bits - 1)
+    lift = uint(half - 1 if even else half if away else (1 << source.mantissa_bits) - 1 if up_positive else 0)
+    offset_parity = uint((target.bias - source.bias) & 1)  # a code's parity less its exponent's
     mag_mask = uint(source.magnitude_mask)
     src_inf = uint(source.inf_code)
     nan = uint(target.quiet_nan_code)
@@ -646,6 +648,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     one = real(1.0)
     one_bits = uint(one.view(uint))
     subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
+    assert (subnormal_offset ^ offset) & 1 == 0, source  # one parity for both offsets
     # saturating: magnitudes from 2**127 up (infinity too) are clamped to it first,
     # and a code below the smallest (negative as a signed integer) becomes it
     sint = np.int32 if uint is np.uint32 else np.int64
@@ -662,19 +665,13 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
         if normalise_subnormals and a < normal_min:
             m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
             code_offset = subnormal_offset
-        mantissa = uint(m & mant_mask)
-        k = uint(m >> mant_bits)
-        code = uint(k + code_offset)
-        up = False
-        if even:
-            up = (mantissa > half) | ((mantissa == half) & ((code & uint(1)) != 0))
-        elif away:
-            up = mantissa >= half
-        elif up_positive:
-            up = mantissa != 0
-        elif random:
-            up = stochastic(mantissa, r)
-        code = uint(code + uint(up))
+        if random:
+            code = uint(uint(uint(m >> mant_bits) + code_offset) + uint(stochastic(uint(m & mant_mask), r)))
+        else:  # the mantissa added to the amount that moves it up carries into the exponent
+            add = lift
+            if even:  # a tie goes up when the code below it is odd
+                add = uint(add + uint(uint(uint(m >> mant_bits) ^ offset_parity) & uint(1)))
+            code = uint(uint(uint(m + add) >> mant_bits) + code_offset)
         if saturate:
             result = uint(max(sint(code), sint(0)))
         else:
