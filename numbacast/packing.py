@@ -22,23 +22,22 @@ A conversion from a type to itself is the plain layout change.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, prange, types
+from numba import prange, types
 from numba.extending import overload
 
 from .engine.arrays import table, uses_table
-from .engine.cache import cached_njit, serial_version
+from .engine.cache import cached_njit, helper_njit, serial_version
 from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import split_run
 from .formats.registry import TYPES, TypeLike, resolve
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = helper_njit
 
 #: The types that ONNX stores packed, fewer than 8 bits an element.
 PACKED_TYPES = tuple(t for t in TYPES if t.bits < 8)

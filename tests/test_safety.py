@@ -434,3 +434,15 @@ def test_scalar_decode_refuses_codes_outside_the_storage(code):
     assert scalar.decode_float16(65535) != scalar.decode_float16(65535)
     with pytest.raises(ValueError, match="0 to 65535"):
         scalar.decode_float16(65536)
+
+
+def test_a_kernel_helper_called_from_python_is_a_type_error_not_a_crash():
+    """The helpers compiled into the kernels have no CPython wrapper (they
+    compile faster): a call from Python says so instead of jumping nowhere."""
+    from numbacast.engine.rounding import random64
+    from numbacast.text.parsing import scan
+
+    with pytest.raises(TypeError, match=r"scan\(\) is compiled into numbacast's kernels: call it from @njit code"):
+        scan(np.zeros(4, np.uint32), False)
+    with pytest.raises(TypeError, match="random64"):
+        random64(np.uint64(1), np.uint64(2))

@@ -26,12 +26,12 @@ Rules (see the conversion rules, docs/rules.md):
 import functools
 
 import numpy as np
-from numba import njit
 
 from ..formats import description as formats
 from .bits import float32_from_bits, float64_from_bits, float_bits, leading_zeros
+from .cache import helper_njit
 
-_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
+_jit = functools.partial(helper_njit, inline="always")
 
 
 def overflow_codes(target, saturate, inf_to_nan=False):

@@ -19,7 +19,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core.imputils import lower_constant
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
@@ -37,8 +37,9 @@ from ..formats.registry import (
 from . import codecs
 from . import rounding as rounding_modes
 from .bits import float32_from_bits, float_bits
+from .cache import helper_njit
 
-_jit = functools.partial(njit, cache=False, nogil=True, inline="always")
+_jit = functools.partial(helper_njit, inline="always")
 
 #: The targets whose overflow ``saturate`` chooses.
 SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))

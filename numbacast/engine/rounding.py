@@ -30,13 +30,13 @@ import functools
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
 from ..formats import description as formats
 from .bits import float_bits, leading_zeros
+from .cache import helper_njit
 from .codecs import signed_codes, source_arithmetic
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = helper_njit
 
 NEAREST_EVEN = "nearest_even"
 NEAREST_AWAY = "nearest_away"

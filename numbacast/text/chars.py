@@ -13,9 +13,11 @@ reference count, for kernels that read rows of an array they hold alive.
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
+
+from ..engine.cache import helper_njit
 
 #: Characters a mask covers.
 WINDOW = 64
@@ -89,7 +91,7 @@ def window_classes(typingctx, row, start):
     return result(row, types.intp), codegen
 
 
-@njit(nogil=True, inline="always")
+@helper_njit(inline="always")
 def classes(row):
     """The class masks of the first :data:`WINDOW` characters of ``row``."""
     none = np.uint64(0)

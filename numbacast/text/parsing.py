@@ -38,15 +38,15 @@ computed exactly from the digits; NaN gives 0, infinities give max/min
 import functools
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..engine.bits import leading_zeros, ones, trailing_zeros
-from ..engine.cache import cached_njit, serial_version
+from ..engine.cache import cached_njit, helper_njit, serial_version
 from ..engine.codecs import round_to_float64
 from .chars import WINDOW, borrowed_row, classes
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = helper_njit
 
 #: What a text holds.
 NUMBER, INFINITY, NAN, TRUE, FALSE, INVALID = range(6)

@@ -26,16 +26,14 @@ and the length of its text; once the longest length is known,
 ``<U`` array just that wide.
 """
 
-import functools
-
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..engine.bits import float_bits, leading_zeros
-from ..engine.cache import cached_njit, serial_version
+from ..engine.cache import cached_njit, helper_njit, serial_version
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_full
 
-_jit = functools.partial(njit, cache=False, nogil=True)
+_jit = helper_njit
 
 _U0, _U1, _U2, _U10 = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(10)
 _MASK63 = np.uint64((1 << 63) - 1)
