@@ -16,7 +16,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from .cache import cached_njit
+from .cache import cached_njit, helper_njit
 from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, take_turns
 from .rounding import CHECK, FAST, REDUCE, random64_run
@@ -91,14 +91,34 @@ def _overload_settled(value, conversion, reduced):
         return lambda value, conversion, reduced: check(value, reduced)
 
 
+@helper_njit
+def _fast_run(source, target, conversion, key, hi, lo, random):
+    """``target[i]`` = ``source[i]`` by the fast encoder, the global index of
+    element ``i`` being ``hi * 2**32 + lo + i`` (``lo + i < 2**32``): each
+    element's random number (reduced to what the fast encoder takes), its
+    conversion and whether any needs the full encoder, in one loop that
+    vectorises; returns the least :func:`settled`.  A function of its own,
+    not inlined into :func:`_block`: LLVM then keeps this loop's constants
+    in registers or reads them from the stack, where in the block's
+    function, among the constants of its other loops, it shuffled them
+    from register to register each step (8% of the time with AVX2)."""
+    least = np.uint32(1)
+    count = lo  # the low 32 bits of element i's index, in 32-bit lanes
+    for i in range(source.size):
+        reduced = reduce_random(random_number(key, hi, count, random, i, conversion), conversion)
+        count = np.uint32(count + np.uint32(1))
+        value = source[i]
+        target[i] = convert_random_fast(value, conversion, reduced)
+        least = min(least, settled(value, conversion, reduced))
+    return least
+
+
 @cached_njit(nogil=True)
 def _block(b, src, dst, conversion, key, starts, row_length, random):
-    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK``, in one loop that
-    vectorises: each element's random number (reduced to what the fast
-    encoder takes), its conversion by the fast encoder, and whether any
-    needs the full one; then, for the few that do, the full encoder.  The
-    loop runs over runs of consecutive global indices whose high 32 bits do
-    not change, so the generator's work on those bits is done once a run."""
+    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK`` by :func:`_fast_run`;
+    then, for the few that need it, the full encoder.  The runs are of
+    consecutive global indices whose high 32 bits do not change, so the
+    generator's work on those bits is done once a run."""
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
     least = np.uint32(1)  # the least settled() of the block
@@ -112,13 +132,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
         hi = np.uint32(index >> 32)
         source, target = src[k : k + m], dst[k : k + m]  # indices from 0: no negative ones to wrap
         bits = random[k : k + m] if random is not None else None
-        count = lo  # the low 32 bits of element i's index, in 32-bit lanes
-        for i in range(m):
-            reduced = reduce_random(random_number(key, hi, count, bits, i, conversion), conversion)
-            count = np.uint32(count + np.uint32(1))
-            value = source[i]
-            target[i] = convert_random_fast(value, conversion, reduced)
-            least = min(least, settled(value, conversion, reduced))
+        least = min(least, _fast_run(source, target, conversion, key, hi, lo, bits))
         k += m
         column += m
         if column == row_length:
