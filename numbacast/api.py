@@ -22,8 +22,12 @@ from .formats.registry import TypeLike, resolve
 def _on_first_use(module: str, name: str) -> Any:
     """A function calling ``module.name``, importing ``module`` on its first call."""
 
+    @functools.cache
+    def function():
+        return getattr(importlib.import_module(module, __package__), name)
+
     def call(*args, **kwargs):
-        return getattr(importlib.import_module(module, __package__), name)(*args, **kwargs)
+        return function()(*args, **kwargs)
 
     return call
 
