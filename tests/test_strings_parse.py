@@ -437,6 +437,20 @@ def test_the_quick_pass_and_the_full_reader_in_one_large_array(target):
     assert not bad, [(pool[picks[i]], int(got[i]), expected[i]) for i in bad[:4]]
 
 
+def test_the_exact_pass_reads_what_the_fast_significand_leaves():
+    """A number whose significand the fast path cannot settle (1 + 2**-53,
+    halfway between two float64) is read by a pass of its own, over the
+    thread pool too; the texts around it keep their values and errors."""
+    halfway = "1.00000000000000011102230246251565404236316680908203125"
+    texts = [halfway, "-" + halfway, " 1.5 ", halfway + "1", "2"]
+    assert cast(texts, "double").tolist() == [float(t) for t in texts] == [1.0, -1.0, 1.5, 1.0000000000000002, 2.0]
+    assert cast(texts, "float").tolist() == [1.0, -1.0, 1.5, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"element 2 \('x'\)"):
+        cast([halfway, "3", "x", halfway], "float")
+    many = np.array([halfway, "0.5", "-" + halfway + "1"] * PARALLEL_MIN)
+    assert cast(many, "double").tolist() == [1.0, 0.5, -1.0000000000000002] * PARALLEL_MIN
+
+
 def test_exponents_far_beyond_any_type():
     texts = ["1e999999999999999999999", "-1e999999999999999999999", "1e-999999999999999999999", "0e99999999999999"]
     assert cast(texts, "double").tolist() == [np.inf, -np.inf, 0.0, 0.0]

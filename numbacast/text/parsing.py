@@ -25,7 +25,9 @@ narrower target, which rounds it again without double rounding, see
    19 digits and for the 19 digits plus one unit;
 2. otherwise an exact fallback, the "decimal shift" algorithm on up to 800
    digits (enough for every rounding boundary of a float64, whose exact
-   decimal expansions have at most 767 significant digits).
+   decimal expansions have at most 767 significant digits): a pass of its
+   own (:func:`exact_float`) over the texts that need it, compiled only when
+   one does.
 
 An integer target gets :func:`read_integer`: an integer literal (no point,
 no exponent) within -2**63 .. 2**64-1 is that integer, low bits kept; any
@@ -460,10 +462,18 @@ def quick_float(row, to_odd, words):
     return -value if negative else value, True
 
 
+#: What the full reader found a text to be (a ``valid`` entry): not a number,
+#: a number, or a number whose significand needs :func:`exact_float`.
+READ_INVALID, READ_NUMBER, READ_EXACT = np.uint8(0), np.uint8(1), np.uint8(2)
+
+
 @_jit
 def read_float(row, to_odd, words):
-    """``(value, ok)``: the text at ``row`` as a float64 rounded to nearest even,
-    or to odd (``to_odd``); ``words`` accepts "true" (1.0) and "false"."""
+    """``(value, read)``: the text at ``row`` as a float64 rounded to nearest
+    even, or to odd (``to_odd``), and :data:`READ_NUMBER`; ``words`` accepts
+    "true" (1.0) and "false".  :data:`READ_INVALID` for a text that is not a
+    number, :data:`READ_EXACT` (and no value) for one whose significand the
+    fast path cannot settle, which :func:`exact_float` reads."""
     kind, negative, w, e10, more, _, start, exponent = scan(row, words)
     value = 0.0
     if kind == NAN:
@@ -479,9 +489,20 @@ def read_float(row, to_odd, words):
             ok = ok_next and e2_next == e2 and m_next >> _U10 == m >> _U10
             sticky = True
         if not ok:
-            m, e2, sticky = exact_significand(row, start, exponent)
+            return 0.0, READ_EXACT
         value = round_to_float64(m, e2, sticky, to_odd)
-    return -value if negative else value, kind != INVALID
+    return -value if negative else value, READ_NUMBER if kind != INVALID else READ_INVALID
+
+
+@_jit
+def exact_float(row, to_odd):
+    """:func:`read_float` of a number whose significand needs the exact
+    decimal shifts (:func:`exact_significand`): a kernel of its own, so that
+    a first read of texts compiles it only when some text needs it."""
+    _, negative, _, _, _, _, start, exponent = scan(row, False)
+    m, e2, sticky = exact_significand(row, start, exponent)
+    value = round_to_float64(m, e2, sticky, to_odd)
+    return -value if negative else value
 
 
 #: The fraction part of a number, as rounding to an integer sees it.
@@ -575,10 +596,18 @@ def quick_floats(chars, to_odd, words, result, settled):
 @cached_njit(parallel=True, nogil=True)
 def read_floats(chars, rows, to_odd, words, result, valid):
     """:func:`read_float` of the ``rows`` of ``chars`` into ``result`` and
-    ``valid`` (whether each is a number), at the same indices."""
+    ``valid`` (what each is), at the same indices."""
     for j in prange(rows.size):
         i = rows[j]
         result[i], valid[i] = read_float(borrowed_row(chars, i), to_odd, words)
+
+
+@cached_njit(parallel=True, nogil=True)
+def exact_floats(chars, rows, to_odd, result):
+    """:func:`exact_float` of the ``rows`` of ``chars`` into ``result``, at the same indices."""
+    for j in prange(rows.size):
+        i = rows[j]
+        result[i] = exact_float(borrowed_row(chars, i), to_odd)
 
 
 @cached_njit(parallel=True, nogil=True)
@@ -600,9 +629,11 @@ def read_integers(chars, rows, bits, signed, result, valid):
 
 
 #: ``(serial, parallel)`` compilations (for
-#: :func:`~numbacast.engine.kernels.split_run`) of the two passes over texts:
-#: the quick one over every text, and the full one over the texts it leaves.
-#: A call whose texts are all plain numbers compiles only the quick pass.
-QUICK_FLOATS, READ_FLOATS, QUICK_INTEGERS, READ_INTEGERS = (
-    (serial_version(kernel), kernel) for kernel in (quick_floats, read_floats, quick_integers, read_integers)
+#: :func:`~numbacast.engine.kernels.split_run`) of the passes over texts: the
+#: quick one over every text, the full one over the texts it leaves, and for
+#: floats the exact significands of the few numbers the full one leaves.  A
+#: call compiles only the passes its texts need.
+QUICK_FLOATS, READ_FLOATS, EXACT_FLOATS, QUICK_INTEGERS, READ_INTEGERS = (
+    (serial_version(kernel), kernel)
+    for kernel in (quick_floats, read_floats, exact_floats, quick_integers, read_integers)
 )

@@ -24,7 +24,7 @@ from ..engine.checks import check_out, check_out_type
 from ..engine.conversion import Conversion
 from ..engine.kernels import split_run
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
-from .parsing import QUICK_FLOATS, QUICK_INTEGERS, READ_FLOATS, READ_INTEGERS
+from .parsing import EXACT_FLOATS, QUICK_FLOATS, QUICK_INTEGERS, READ_EXACT, READ_FLOATS, READ_INTEGERS, READ_NUMBER
 from .printing import float_decimal_kernel, integer_decimal_kernel, text_kernel
 
 #: Floats print positionally below this magnitude (docs/rules.md#rule-string-layout); FLOAT16 and
@@ -172,6 +172,10 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     to_odd = target is not DOUBLE
     split_run(QUICK_FLOATS, n, chars, to_odd, target.is_bool, values, valid)
     _read_the_rest(READ_FLOATS, chars, valid, to_odd, target.is_bool, values)
+    if valid.max(initial=READ_NUMBER) == READ_EXACT:  # significands the fast path leaves
+        rows = np.flatnonzero(valid == READ_EXACT)
+        split_run(EXACT_FLOATS, rows.size, chars, rows, to_odd, values)
+        valid[rows] = READ_NUMBER
     _check_valid(array, valid, target)
     if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
