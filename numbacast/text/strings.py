@@ -172,10 +172,10 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     to_odd = target is not DOUBLE
     split_run(QUICK_FLOATS, n, chars, to_odd, target.is_bool, values, valid)
     _read_the_rest(READ_FLOATS, chars, valid, to_odd, target.is_bool, values)
-    if valid.max(initial=READ_NUMBER) == READ_EXACT:  # significands the fast path leaves
-        rows = np.flatnonzero(valid == READ_EXACT)
-        split_run(EXACT_FLOATS, rows.size, chars, rows, to_odd, values)
-        valid[rows] = READ_NUMBER
+    exact = np.flatnonzero(valid == READ_EXACT)  # the significands the fast path leaves
+    if exact.size:
+        split_run(EXACT_FLOATS, exact.size, chars, exact, to_odd, values)
+        valid[exact] = READ_NUMBER
     _check_valid(array, valid, target)
     if target is DOUBLE:
         return _deliver(values.reshape(array.shape), out)
