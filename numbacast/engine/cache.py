@@ -344,8 +344,11 @@ class _LoopFlagsCompiler(_FunctionCompiler):
     of each ``@overload`` by the flags of the code that calls it, so with the
     kernel's own flags every overload the loop calls was typed and compiled
     twice, once for the kernel and once for the loop (a cold first cast of a
-    large array 0.25 s slower).  Nothing the kernels do outside their loops
-    divides or reads memory through their arguments."""
+    large array 0.25 s slower).  Both flags hold for the whole kernel: the
+    arrays a kernel is given never overlap (an ``out=`` that shares memory
+    with the input is written through a temporary, from Python and from
+    ``@njit`` code), and outside their loops the kernels divide only by
+    nonzero constants."""
 
     def _customize_flags(self, flags):
         flags.error_model = "numpy"
