@@ -16,9 +16,9 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from .cache import cached_njit, helper_njit
+from .cache import cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
-from .kernels import PARALLEL_MIN, take_turns
+from .kernels import split_run
 from .rounding import CHECK, FAST, REDUCE, random64_run
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
@@ -153,17 +153,19 @@ _RUN = 1 << 32
 
 @cached_njit(parallel=True, nogil=True)
 def stochastic_kernel(src, dst, conversion, key, starts, row_length, random):
-    """``dst[j]`` = ``src[j]`` rounded stochastically; element ``j`` lies in row
-    ``j // row_length`` of its array, whose first element has the global index
-    ``starts[row]``; ``random`` is None (hash the seed's ``key`` and the index)
-    or the flat array of random numbers."""
-    blocks = (src.size + BLOCK - 1) // BLOCK
-    if src.size < PARALLEL_MIN:
-        for b in range(blocks):
-            _block(b, src, dst, conversion, key, starts, row_length, random)
-    else:
-        for b in prange(blocks):
-            _block(b, src, dst, conversion, key, starts, row_length, random)
+    """``dst[j]`` = ``src[j]`` rounded stochastically, parallel over blocks of
+    :data:`BLOCK` elements; element ``j`` lies in row ``j // row_length`` of
+    its array, whose first element has the global index ``starts[row]``;
+    ``random`` is None (hash the seed's ``key`` and the index) or the flat
+    array of random numbers."""
+    for b in prange((src.size + BLOCK - 1) // BLOCK):  # the loop index is unsigned in parallel, signed in serial
+        _block(np.int64(b), src, dst, conversion, key, starts, row_length, random)  # one _block for both
+
+
+#: ``(serial, parallel)`` compilations of :func:`stochastic_kernel`, for
+#: :func:`~numbacast.engine.kernels.split_run`: a small array compiles the
+#: serial loop only.
+STOCHASTIC_ROUNDING = (serial_version(stochastic_kernel), stochastic_kernel)
 
 
 _WHOLE = np.zeros(1, np.int64)
@@ -223,8 +225,5 @@ def cast_stochastic(conversion, array, out, key, random=None, location=None):
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     starts, row_length = chunk_rows(array.shape, location)
     args = (src, dst, conversion, np.uint64(key), starts, np.int64(row_length), random)
-    if src.size < PARALLEL_MIN:
-        stochastic_kernel(*args)
-    else:
-        take_turns(stochastic_kernel, *args)
+    split_run(STOCHASTIC_ROUNDING, src.size, *args)
     return out
