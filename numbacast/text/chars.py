@@ -91,7 +91,7 @@ def window_classes(typingctx, row, start):
     return result(row, types.intp), codegen
 
 
-@helper_njit(inline="always")
+@helper_njit(forceinline=True)
 def classes(row):
     """The class masks of the first :data:`WINDOW` characters of ``row``."""
     none = np.uint64(0)

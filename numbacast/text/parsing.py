@@ -69,7 +69,7 @@ _POW5_U64 = np.array([5**i for i in range(28)], np.uint64)  # 5**27 < 2**63
 _EXACT_POW5_MAX = 55  # 5**55 < 2**128: the table holds it exactly
 _FAR_EXPONENT = 4000  # a binary exponent beyond every format, above or below
 
-_DOT, _PLUS, _MINUS = ord("."), ord("+"), ord("-")
+_DOT, _PLUS, _MINUS, _E = ord("."), ord("+"), ord("-"), ord("e")
 
 
 def _ascii(word):
@@ -182,7 +182,7 @@ def scan(row, words):
         kind, i = (INVALID, i) if point else _word(row, i, signed, words)
     elif whole + fraction > FAST_DIGITS:  # w may have overflowed: read again
         w, e10, more = _leading_digits(row, start)
-    if kind == NUMBER and i < n and np.int64(row[i]) | 0x20 == ord("e"):
+    if kind == NUMBER and i < n and np.int64(row[i]) | 0x20 == _E:
         exponent, i = _exponent(row, i + 1)
         point = True  # not a literal
         e10 += exponent
@@ -198,13 +198,13 @@ def scan(row, words):
     return kind, negative, w, e10, more, not point, start, exponent
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def _bit(mask, i):
     """Bit ``i`` of a uint64 ``mask`` as 0 or 1 (0 from bit 64 on)."""
     return np.int64((mask >> np.uint64(i & 63)) & _U1) * (i < 64)
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def _span(low, high):
     """The uint64 mask of bits ``low`` to ``high - 1`` (0 <= low <= high <= 64)."""
     if high <= low:
@@ -212,7 +212,7 @@ def _span(low, high):
     return (_U64_MAX >> np.uint64(64 - high + low)) << np.uint64(low)
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def _decimal(row, start, end):
     """The value of the digits of ``row[start:end]``, passing over one point."""
     w = _U0
@@ -222,7 +222,7 @@ def _decimal(row, start, end):
     return w
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def quick_scan(row):
     """:func:`scan` of a plain number -- at most 19 digits after its leading
     zeros, the whole text within the first :data:`~numbacast.chars.WINDOW` characters -- read from
@@ -307,7 +307,7 @@ def fast_significand(w, e10):
     return m, e2, True, not uncertain
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def _trim(digits, count):
     """The count of ``digits[:count]`` without its trailing zeros."""
     while count > 0 and digits[count - 1] == 0:
@@ -392,13 +392,23 @@ def _leading_digits(row, start):
     """``(w, e10, more)`` of the mantissa at ``row[start:]``: its first 19
     significant digits, the power of ten they are scaled by and whether a
     non-zero digit was left out."""
-    digits = np.empty(DIGITS_MAX + 19, np.uint8)
-    count, point, truncated = _load_digits(row, start, np.int64(0), digits)
-    kept = min(count, FAST_DIGITS)
-    w = _U0
-    for j in range(kept):
-        w = w * _U10 + np.uint64(digits[j])
-    return w, point - kept, truncated or count > kept
+    w, kept, point, more, after_point = _U0, 0, 0, False, False
+    for i in range(start, row.size):
+        d = _digit(row[i])
+        if d < 0:
+            if row[i] != _DOT or after_point:
+                break
+            after_point = True
+        elif kept == 0 and d == 0:
+            point -= np.int64(after_point)
+        else:
+            if kept < FAST_DIGITS:
+                w = w * _U10 + np.uint64(d)
+                kept += 1
+            else:
+                more |= d != 0
+            point += np.int64(not after_point)
+    return w, point - kept, more
 
 
 @_jit
@@ -442,7 +452,7 @@ def quick_word(row, words):
     return kind, signed and row[0] == _MINUS
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def quick_float(row, to_odd, words):
     """``(value, settled)``: :func:`read_float` of a plain number that
     :func:`quick_scan` reads and whose significand :func:`fast_significand`
@@ -548,7 +558,7 @@ def integer_parts(row, start, exponent):
     return low, big, fraction
 
 
-@functools.partial(_jit, inline="always")
+@functools.partial(_jit, forceinline=True)
 def quick_integer(row):
     """``(code, settled)``: :func:`read_integer` of an integer literal of at
     most 19 digits (without its sign) that :func:`quick_scan` reads, and
