@@ -446,3 +446,29 @@ def test_a_kernel_helper_called_from_python_is_a_type_error_not_a_crash():
         scan(np.zeros(4, np.uint32), False)
     with pytest.raises(TypeError, match="random64"):
         random64(np.uint64(1), np.uint64(2))
+
+
+def test_a_helper_has_no_machine_code_of_its_own_and_works_inside_its_callers():
+    """A helper's code is only linked into the kernels that call it, which
+    optimise and emit it; its errors still reach the caller's caller."""
+    from numba import njit
+
+    from numbacast.engine.cache import helper_njit
+
+    @helper_njit
+    def half(x):
+        if x < 0:
+            raise ValueError("half takes x >= 0, not", x)
+        return x / 2
+
+    @njit
+    def caller(x):
+        return half(x) + 1.0
+
+    assert caller(3.0) == 2.5
+    with pytest.raises(ValueError, match="half takes x >= 0"):
+        caller(-1.0)
+    compiled = half.overloads[half.signatures[0]]
+    assert compiled.library.get_pointer_to_function(compiled.fndesc.mangled_name) == 0
+    called = caller.overloads[caller.signatures[0]]
+    assert called.library.get_pointer_to_function(called.fndesc.mangled_name) != 0
