@@ -233,7 +233,7 @@ def quick_scan(row):
     end = 64 - np.int64(leading_zeros(used))  # padding (zeros) only from here on
     first, last = np.int64(trailing_zeros(text)), 64 - np.int64(leading_zeros(text))
     failed = (False, INVALID, False, _U0, np.int64(0), False, False, np.int64(0), np.int64(0))
-    if row.size > WINDOW or text == _U0 or used != _span(0, end):
+    if row.size > WINDOW or text == _U0 or used != _span(np.int64(0), end):
         return failed
     start = first + _bit(sign, first)
     mantissa_end = start + np.int64(trailing_zeros(~((digit | point) >> np.uint64(start & 63))))
@@ -307,7 +307,7 @@ def fast_significand(w, e10):
     return m, e2, True, not uncertain
 
 
-@functools.partial(_jit, forceinline=True)
+@functools.partial(_jit, inline="always")
 def _trim(digits, count):
     """The count of ``digits[:count]`` without its trailing zeros."""
     while count > 0 and digits[count - 1] == 0:
@@ -505,11 +505,11 @@ def read_float(row, to_odd, words):
 
 
 @_jit
-def exact_float(row, to_odd):
+def exact_float(row, to_odd, words):
     """:func:`read_float` of a number whose significand needs the exact
     decimal shifts (:func:`exact_significand`): a kernel of its own, so that
     a first read of texts compiles it only when some text needs it."""
-    _, negative, _, _, _, _, start, exponent = scan(row, False)
+    _, negative, _, _, _, _, start, exponent = scan(row, words)
     m, e2, sticky = exact_significand(row, start, exponent)
     value = round_to_float64(m, e2, sticky, to_odd)
     return -value if negative else value
@@ -613,11 +613,11 @@ def read_floats(chars, rows, to_odd, words, result, valid):
 
 
 @cached_njit(parallel=True, nogil=True)
-def exact_floats(chars, rows, to_odd, result):
+def exact_floats(chars, rows, to_odd, words, result):
     """:func:`exact_float` of the ``rows`` of ``chars`` into ``result``, at the same indices."""
     for j in prange(rows.size):
         i = rows[j]
-        result[i] = exact_float(borrowed_row(chars, i), to_odd)
+        result[i] = exact_float(borrowed_row(chars, i), to_odd, words)
 
 
 @cached_njit(parallel=True, nogil=True)
