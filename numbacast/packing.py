@@ -31,7 +31,7 @@ from numba import prange, types
 from numba.extending import overload
 
 from .engine.arrays import table, uses_table
-from .engine.cache import cached_njit, helper_njit, serial_version
+from .engine.cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import split_run
@@ -60,7 +60,7 @@ def stream_layout(read, write):
     raise TypeError("for @njit code only")
 
 
-@overload(stream_layout, jit_options={"nogil": True})
+@overload(stream_layout, jit_options=OVERLOAD_OPTIONS)
 def _overload_stream_layout(read, write):
     if isinstance(write, types.NoneType):  # packing: elements of the read conversion's target in, bytes out
         bits = read.conversion.target.bits
@@ -80,7 +80,7 @@ def element(value, conversion, table):
     raise TypeError("for @njit code only")
 
 
-@overload(element, jit_options={"nogil": True})
+@overload(element, jit_options=OVERLOAD_OPTIONS)
 def _overload_element(value, conversion, table):
     if isinstance(conversion, types.NoneType) or conversion.conversion.source is conversion.conversion.target:
         return lambda value, conversion, table: value

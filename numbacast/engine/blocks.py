@@ -48,7 +48,7 @@ from numba.extending import overload
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits
-from .cache import cached_njit, serial_version
+from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run, take_turns
 from .lanes import fill, largest_magnitude
@@ -117,7 +117,7 @@ def in_source_type(value, conversion):
     raise TypeError("in_source_type() is for @njit code")
 
 
-@overload(in_source_type, jit_options={"nogil": True})
+@overload(in_source_type, jit_options=OVERLOAD_OPTIONS)
 def _overload_in_source_type(value, conversion):
     if isinstance(conversion, ConversionType):
         real = _real(conversion)
@@ -131,7 +131,7 @@ def block_value(code, scale_decode, unit):
     raise TypeError("block_value() is for @njit code")
 
 
-@overload(block_value, jit_options={"nogil": True})
+@overload(block_value, jit_options=OVERLOAD_OPTIONS)
 def _overload_block_value(code, scale_decode, unit):
     if not isinstance(scale_decode, ConversionType):
         return None
@@ -157,7 +157,7 @@ def scaled(x, weight, conversion, block):
     raise TypeError("scaled() is for @njit code")
 
 
-@overload(scaled, jit_options={"nogil": True, "error_model": "numpy"})  # a division without a zero check
+@overload(scaled, jit_options={**OVERLOAD_OPTIONS, "error_model": "numpy"})  # a division without a zero check
 def _overload_scaled(x, weight, conversion, block):
     if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
@@ -186,7 +186,7 @@ def encode_element(v, conversion, key, index):
     raise TypeError("encode_element() is for @njit code")
 
 
-@overload(encode_element, jit_options={"nogil": True})
+@overload(encode_element, jit_options=OVERLOAD_OPTIONS)
 def _overload_encode_element(v, conversion, key, index):
     if not isinstance(conversion, ConversionType):
         return None
@@ -202,7 +202,7 @@ def store_element(code, conversion):
     raise TypeError("store_element() is for @njit code")
 
 
-@overload(store_element, jit_options={"nogil": True})
+@overload(store_element, jit_options=OVERLOAD_OPTIONS)
 def _overload_store_element(code, conversion):
     if not isinstance(conversion, ConversionType):
         return None
@@ -228,7 +228,7 @@ def block_amax(values):
     raise TypeError("block_amax() is for @njit code")
 
 
-@overload(block_amax, jit_options={"nogil": True})
+@overload(block_amax, jit_options=OVERLOAD_OPTIONS)
 def _overload_block_amax(values):
     wide = values.dtype == types.float64
     uint, from_bits = (np.uint64, float64_from_bits) if wide else (np.uint32, float32_from_bits)
@@ -255,7 +255,7 @@ def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tens
     raise TypeError("block_scale() is for @njit code")
 
 
-@overload(block_scale, jit_options={"nogil": True})
+@overload(block_scale, jit_options=OVERLOAD_OPTIONS)
 def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
     if not all(isinstance(c, ConversionType) for c in (block, conversion)) or not isinstance(rule, ScaleRuleType):
         return None
@@ -310,7 +310,7 @@ def scales_in_lanes(block):
     raise TypeError("scales_in_lanes() is for @njit code")
 
 
-@overload(scales_in_lanes, jit_options={"nogil": True})
+@overload(scales_in_lanes, jit_options=OVERLOAD_OPTIONS)
 def _overload_scales_in_lanes(block):
     if isinstance(block, ConversionType):
         in_lanes = block.conversion.target is not FLOAT8E8M0

@@ -45,6 +45,7 @@ import stat
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 from llvmlite import binding as llvm
 from numba import config, njit
@@ -374,6 +375,12 @@ def helper_njit(function=None, **options):
         return HelperDispatcher(function, locals={}, targetoptions=options, pipeline_class=_HelperCompiler)
 
     return decorate if function is None else decorate(function)
+
+
+#: The ``jit_options`` of numbacast's ``@overload`` implementations, which
+#: are compiled into the kernels like the helpers (``Any``: Numba's type
+#: hints do not list ``pipeline_class``, which its ``jit`` takes).
+OVERLOAD_OPTIONS: Any = {"nogil": True, "pipeline_class": _HelperCompiler}
 
 
 class _LoopFlagsCompiler(_FunctionCompiler):

@@ -37,7 +37,7 @@ from ..formats.registry import (
 from . import codecs
 from . import rounding as rounding_modes
 from .bits import float32_from_bits, float_bits
-from .cache import helper_njit
+from .cache import OVERLOAD_OPTIONS, helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
 
@@ -334,7 +334,7 @@ def convert(value, conversion):
     raise TypeError("convert() is for @njit code; use numbacast.cast() from Python")
 
 
-@overload(convert, jit_options={"nogil": True})
+@overload(convert, jit_options=OVERLOAD_OPTIONS)
 def _overload_convert(value, conversion):
     if isinstance(conversion, ConversionType):
         one = scalar_converter(conversion.conversion)

@@ -40,7 +40,7 @@ import numpy as np
 from numba import prange, typeof, types
 from numba.extending import overload
 
-from .cache import cached_njit, serial_version
+from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, scalar_converter
 from .interrupts import interrupts_deferred
 
@@ -56,7 +56,7 @@ def convert_element(value, conversion, table):
     raise TypeError("convert_element() is for @njit code")
 
 
-@overload(convert_element, jit_options={"nogil": True})
+@overload(convert_element, jit_options=OVERLOAD_OPTIONS)
 def _overload_convert_element(value, conversion, table):
     if isinstance(conversion, types.NoneType):
         return lambda value, conversion, table: table[value]

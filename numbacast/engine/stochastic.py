@@ -16,7 +16,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
-from .cache import cached_njit, helper_njit, serial_version
+from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
 from .kernels import split_run
 from .rounding import CHECK, FAST, REDUCE, random64_run
@@ -31,7 +31,7 @@ def random_number(key, hi, lo, random, j, conversion):
     raise TypeError("random_number() is for @njit code")
 
 
-@overload(random_number, jit_options={"nogil": True})
+@overload(random_number, jit_options=OVERLOAD_OPTIONS)
 def _overload_random_number(key, hi, lo, random, j, conversion):
     if not isinstance(conversion, ConversionType):
         return None
@@ -47,7 +47,7 @@ def convert_random(value, conversion, r):
     raise TypeError("convert_random() is for @njit code")
 
 
-@overload(convert_random, jit_options={"nogil": True})
+@overload(convert_random, jit_options=OVERLOAD_OPTIONS)
 def _overload_convert_random(value, conversion, r):
     if isinstance(conversion, ConversionType):
         one = scalar_converter(conversion.conversion)
@@ -59,7 +59,7 @@ def convert_random_fast(value, conversion, r):
     raise TypeError("convert_random_fast() is for @njit code")
 
 
-@overload(convert_random_fast, jit_options={"nogil": True})
+@overload(convert_random_fast, jit_options=OVERLOAD_OPTIONS)
 def _overload_convert_random_fast(value, conversion, r):
     if isinstance(conversion, ConversionType):
         one = scalar_converter(conversion.conversion, FAST)
@@ -71,7 +71,7 @@ def reduce_random(r, conversion):
     raise TypeError("reduce_random() is for @njit code")
 
 
-@overload(reduce_random, jit_options={"nogil": True})
+@overload(reduce_random, jit_options=OVERLOAD_OPTIONS)
 def _overload_reduce_random(r, conversion):
     if isinstance(conversion, ConversionType):
         reduce = scalar_converter(conversion.conversion, REDUCE)
@@ -84,7 +84,7 @@ def settled(value, conversion, reduced):
     raise TypeError("settled() is for @njit code")
 
 
-@overload(settled, jit_options={"nogil": True})
+@overload(settled, jit_options=OVERLOAD_OPTIONS)
 def _overload_settled(value, conversion, reduced):
     if isinstance(conversion, ConversionType):
         check = scalar_converter(conversion.conversion, CHECK)
