@@ -43,14 +43,14 @@ import functools
 
 import numpy as np
 from numba import prange, types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits
 from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
-from .kernels import PARALLEL_MIN, split_run, take_turns
+from .kernels import PARALLEL_MIN, split_run
 from .lanes import fill, largest_magnitude
 from .rounding import random64
 from .stochastic import convert_random
@@ -392,7 +392,8 @@ def _quantize_task(
         if amaxes is None:
             _task_amaxes(line, size, per_block[: b1 - b0])
         else:
-            per_block[: b1 - b0] = amaxes[row, b0:b1]
+            for i in range(b1 - b0):  # (a slice assignment compiles Numba's shape-mismatch message: 2 s)
+                per_block[i] = amaxes[row, b0 + i]
         for i in range(b1 - b0):
             codes[i], per_block[i] = block_scale(
                 per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
@@ -562,19 +563,30 @@ DEQUANTIZE = (dequantize_serial, dequantize_kernel)
 BLOCK_AMAXES = (block_amax_serial, block_amax_kernel)
 
 
-@cached_njit(nogil=True)
-def nvfp4_tensor_scale(flat):
-    """NVFP4's default per-tensor scale of the flat float array ``flat``:
-    ``amax / (448 * 6)`` rounded to float32, 1.0 when that is not a positive
-    finite float32; the serial or parallel amax loop by the size."""
-    if flat.size < PARALLEL_MIN:
-        amax = amax_serial(flat, AMAX_CHUNK)
-    else:
-        amax = amax_kernel(flat, AMAX_CHUNK)
+AMAXES = (amax_serial, amax_kernel)
+
+
+@register_jitable(**OVERLOAD_OPTIONS)
+def scale_of_tensor_amax(amax):
+    """NVFP4's default per-tensor scale of a tensor whose largest magnitude
+    is ``amax``: ``amax / (448 * 6)`` rounded to float32, 1.0 when that is
+    not a positive finite float32."""
     value = np.float32(amax / 2688.0)
     if not (value > 0 and value < np.inf):
         value = np.float32(1.0)
     return value
+
+
+@cached_njit(nogil=True)
+def nvfp4_tensor_scale(flat):
+    """NVFP4's default per-tensor scale of the flat float array ``flat``
+    (:func:`scale_of_tensor_amax`), for ``@njit`` code: the serial or
+    parallel amax loop by the size."""
+    if flat.size < PARALLEL_MIN:
+        amax = amax_serial(flat, np.int64(AMAX_CHUNK))
+    else:
+        amax = amax_kernel(flat, np.int64(AMAX_CHUNK))
+    return scale_of_tensor_amax(amax)
 
 
 @cached_njit(nogil=True)
@@ -619,8 +631,9 @@ def block_amaxes(src, block_size):
 
 
 def tensor_scale_of(flat):
-    """:func:`nvfp4_tensor_scale` from Python (taking turns with the other parallel kernels)."""
-    return np.float32(take_turns(nvfp4_tensor_scale, flat))
+    """:func:`nvfp4_tensor_scale` from Python: compiles only the amax loop
+    the size needs (:func:`~numbacast.engine.kernels.split_run`)."""
+    return scale_of_tensor_amax(split_run(AMAXES, flat.size, flat, np.int64(AMAX_CHUNK)))
 
 
 def quantize_parameters(fmt: BlockFormat, block_size, tensor_scale):
