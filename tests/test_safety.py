@@ -472,3 +472,23 @@ def test_a_helper_has_no_machine_code_of_its_own_and_works_inside_its_callers():
     assert compiled.library.get_pointer_to_function(compiled.fndesc.mangled_name) == 0
     called = caller.overloads[caller.signatures[0]]
     assert called.library.get_pointer_to_function(called.fndesc.mangled_name) != 0
+
+
+def test_the_text_reader_compiles_its_scan_once_for_floats_and_integers():
+    """The full text reader's ``scan`` takes ``words`` as a run-time bool from
+    every caller: a literal ``False`` from the integer reader would compile
+    it (and everything it calls) a second time."""
+    from numba import njit, types
+
+    from numbacast.text.parsing import read_float, read_integer, scan
+
+    @njit
+    def read_both(row, no):  # compiled here whatever the disk cache holds
+        return read_integer(row, 32, True), read_float(row, no, no)
+
+    row = np.array([ord(c) for c in "-0.000000000000000000000000012e28"], np.uint32)
+    (code, ok), (value, kind) = read_both(row, False)
+    assert ok and np.int64(code) - (1 << 32) == -120 and value == -120.0
+    assert scan.signatures
+    for signature in scan.signatures:
+        assert not any(isinstance(t, types.Literal) for t in signature), signature

@@ -573,7 +573,8 @@ def quick_integer(row):
 def read_integer(row, bits, signed):
     """``(code, ok)``: the text at ``row`` cast to an integer of ``bits`` bits
     (``signed`` or not), as its two's complement code in a uint64."""
-    kind, negative, _, _, _, literal, start, exponent = scan(row, False)
+    # words a run-time False, not the literal: scan compiles once for floats and integers
+    kind, negative, _, _, _, literal, start, exponent = scan(row, np.bool_(False))
     mask = _U64_MAX >> np.uint64(64 - bits)
     highest = mask >> np.uint64(signed)  # the largest magnitude of either sign
     lowest = (highest + _U1) if signed else _U0
