@@ -364,7 +364,12 @@ def test_quick_scan_reads_as_scan():
     does, whenever it takes a text, and it takes the usual ones."""
     from numbacast.text.parsing import quick_scan, scan
 
-    both = numba.njit(lambda row: (quick_scan(row), scan(row, False)))  # helpers are for @njit code
+    # helpers are for @njit code; words a run-time bool, as numbacast's own readers pass it
+    both_words = numba.njit(lambda row, words: (quick_scan(row), scan(row, words)))
+
+    def both(row):
+        return both_words(row, False)
+
     rng = np.random.default_rng(5)
     samples = [
         f"{value:.{int(rng.integers(0, 12))}{form}}"

@@ -316,27 +316,42 @@ def _trim(digits, count):
 
 
 @_jit
-def _load_digits(row, start, exponent, digits):
-    """The significant digits at ``row[start:]`` into ``digits`` (without
-    trailing zeros): ``(count, point, truncated)`` with the value
-    ``0.d1d2... * 10**point``; ``truncated``: non-zero digits were left out."""
-    count, point, truncated, after_point = 0, exponent, False, False
+def _mantissa(row, start, limit, digits):
+    """Walk the mantissa at ``row[start:]`` (digits and at most one point):
+    ``(w, kept, point, more)``.  Leading zeros are skipped; of the
+    significant digits the first ``limit`` are kept, accumulated into ``w``
+    when ``digits`` is None, else stored into ``digits``, and ``kept`` counts
+    them; ``more``: a non-zero digit was left out; ``point``: the digits
+    before the point, less the zeros that lead after it."""
+    w, kept, point, more, after_point = _U0, 0, 0, False, False
     for i in range(start, row.size):
         d = _digit(row[i])
         if d < 0:
             if row[i] != _DOT or after_point:
                 break
             after_point = True
-        elif count == 0 and d == 0:
+        elif kept == 0 and d == 0:
             point -= np.int64(after_point)
         else:
-            if count < DIGITS_MAX:
-                digits[count] = d
-                count += 1
+            if kept < limit:
+                if digits is None:
+                    w = w * _U10 + np.uint64(d)
+                else:
+                    digits[kept] = d
+                kept += 1
             else:
-                truncated |= d != 0
+                more |= d != 0
             point += np.int64(not after_point)
-    return _trim(digits, count), point, truncated
+    return w, kept, point, more
+
+
+@_jit
+def _load_digits(row, start, exponent, digits):
+    """The significant digits at ``row[start:]`` into ``digits`` (without
+    trailing zeros): ``(count, point, truncated)`` with the value
+    ``0.d1d2... * 10**point``; ``truncated``: non-zero digits were left out."""
+    _, count, point, truncated = _mantissa(row, start, DIGITS_MAX, digits)
+    return _trim(digits, count), point + exponent, truncated
 
 
 @_jit
@@ -392,22 +407,7 @@ def _leading_digits(row, start):
     """``(w, e10, more)`` of the mantissa at ``row[start:]``: its first 19
     significant digits, the power of ten they are scaled by and whether a
     non-zero digit was left out."""
-    w, kept, point, more, after_point = _U0, 0, 0, False, False
-    for i in range(start, row.size):
-        d = _digit(row[i])
-        if d < 0:
-            if row[i] != _DOT or after_point:
-                break
-            after_point = True
-        elif kept == 0 and d == 0:
-            point -= np.int64(after_point)
-        else:
-            if kept < FAST_DIGITS:
-                w = w * _U10 + np.uint64(d)
-                kept += 1
-            else:
-                more |= d != 0
-            point += np.int64(not after_point)
+    w, kept, point, more = _mantissa(row, start, FAST_DIGITS, None)
     return w, point - kept, more
 
 
