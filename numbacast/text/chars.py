@@ -26,7 +26,6 @@ LANES = 16
 
 _I1, _I32, _I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 _CHARS = ir.VectorType(_I32, LANES)
-_INDICES = ir.VectorType(_I64, LANES)
 
 
 def _splat(builder, value, vector_type):
@@ -38,13 +37,30 @@ def _splat(builder, value, vector_type):
 
 
 def _load_window(builder, data, start, size):
-    """The code points ``row[start:start + LANES]``, 0 past ``size``."""
-    lanes = builder.add(_splat(builder, start, _INDICES), ir.Constant(_INDICES, list(range(LANES))))
-    inside = builder.icmp_signed("<", lanes, _splat(builder, size, _INDICES))
-    load_type = ir.FunctionType(_CHARS, [_CHARS.as_pointer(), _I32, ir.VectorType(_I1, LANES), _CHARS])
-    masked_load = cgutils.get_or_insert_function(builder.module, load_type, f"llvm.masked.load.v{LANES}i32.p0")
+    """The code points ``row[start:start + LANES]``, 0 past ``size`` (``start``
+    below ``size``): one plain vector load when the row holds them all (rows
+    of one array share a width, so the branch is predicted), else a masked
+    load of the ``size - start`` that it holds."""
     pointer = builder.bitcast(builder.gep(data, [start]), _CHARS.as_pointer())
-    return builder.call(masked_load, [pointer, ir.Constant(_I32, 4), inside, ir.Constant(_CHARS, [0] * LANES)])
+    remaining = builder.sub(size, start)
+    whole = builder.icmp_signed(">=", remaining, ir.Constant(_I64, LANES))
+    with builder.if_else(whole, likely=True) as (plain, partial):
+        with plain:
+            loaded = builder.load(pointer, align=4)
+            plain_block = builder.basic_block
+        with partial:
+            count = _splat(builder, builder.trunc(remaining, _I32), _CHARS)
+            inside = builder.icmp_signed("<", ir.Constant(_CHARS, list(range(LANES))), count)
+            load_type = ir.FunctionType(_CHARS, [_CHARS.as_pointer(), _I32, ir.VectorType(_I1, LANES), _CHARS])
+            masked_load = cgutils.get_or_insert_function(builder.module, load_type, f"llvm.masked.load.v{LANES}i32.p0")
+            masked = builder.call(
+                masked_load, [pointer, ir.Constant(_I32, 4), inside, ir.Constant(_CHARS, [0] * LANES)]
+            )
+            partial_block = builder.basic_block
+    chars = builder.phi(_CHARS)
+    chars.add_incoming(loaded, plain_block)
+    chars.add_incoming(masked, partial_block)
+    return chars
 
 
 def _class_bits(builder, chars):

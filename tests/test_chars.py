@@ -1,0 +1,44 @@
+"""The character class masks of the text reader (numbacast.text.chars)
+against a character-by-character reading in Python, for rows of every width
+around the 16-character vector steps: whole steps take plain loads, the last
+partial one a masked load that must read nothing past the row."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from numbacast.text.chars import WINDOW, classes
+
+CLASSES = (
+    lambda c: "0" <= c <= "9",
+    lambda c: c == ".",
+    lambda c: c in "eE",
+    lambda c: c in "+-",
+    lambda c: c in " \t\n\v\f\r",
+    lambda c: c != "\x00",
+    lambda c: c == "0",
+)
+
+
+@njit
+def _masks(row):
+    return classes(row)
+
+
+def _expected(text, width):
+    row = text.ljust(width, "\x00")[: min(width, WINDOW)]
+    return tuple(sum(1 << j for j, c in enumerate(row) if test(c)) for test in CLASSES)
+
+
+@pytest.mark.parametrize("width", [1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 80])
+def test_class_masks_of_rows_of_every_width(width):
+    rng = np.random.default_rng(width)
+    alphabet = list("0123456789.eE+- \t\n\v\f\rxé\x00")
+    texts = ["".join(rng.choice(alphabet, int(rng.integers(0, width + 1)))).rstrip("\x00") for _ in range(200)]
+    array = np.array(texts + ["9" * width], f"<U{width}")
+    rows = array.view(np.uint32).reshape(len(array), width)
+    for text, row in zip(array.tolist(), rows):
+        assert tuple(int(m) for m in _masks(row)) == _expected(text, width), (width, text)
+    # a row that ends where the array's memory ends: the masked load reads nothing past it
+    last = np.ascontiguousarray(rows[-1][: width - 1]) if width > 1 else rows[-1]
+    assert tuple(int(m) for m in _masks(last)) == _expected("9" * last.size, last.size)
