@@ -45,6 +45,7 @@ from numba import prange
 from ..engine.bits import leading_zeros, ones, trailing_zeros
 from ..engine.cache import cached_njit, helper_njit, serial_version
 from ..engine.codecs import round_to_float64
+from ..engine.scratch import stack_bytes
 from .chars import WINDOW, borrowed_row, classes
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
 
@@ -59,6 +60,8 @@ _WORD_VALUES = np.array([0.0, np.inf, np.nan, 1.0, 0.0, 0.0])
 FAST_DIGITS = 19
 #: Digits the exact fallback keeps; any further non-zero digit is a sticky bit.
 DIGITS_MAX = 800
+#: Bytes of the exact pass's digit buffer: the digits kept and the 19 a left shift may add.
+DIGITS_BUFFER = DIGITS_MAX + 19
 #: Decimal exponents are read up to this magnitude (far beyond any float).
 EXPONENT_LIMIT = 10**15
 
@@ -416,7 +419,7 @@ def exact_significand(row, start, exponent):
     """``(m, e2, sticky)`` as :func:`fast_significand`, for the non-zero
     mantissa at ``row[start:]`` times ``10**exponent``, by exact decimal
     shifts."""
-    digits = np.empty(DIGITS_MAX + 19, np.uint8)
+    digits = stack_bytes(DIGITS_BUFFER)  # no allocation per text
     count, point, truncated = _load_digits(row, start, exponent, digits)
     if point > 400:
         return _TOP_BIT, _FAR_EXPONENT, True
