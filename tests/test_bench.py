@@ -17,10 +17,10 @@ def run_bench(capsys, *args):
 
 
 def rows_of(text, pair):
-    """The table lines of ``pair``: (numbacast, reference, ratio, target, result) as text."""
+    """The table lines of ``pair``: (numbacast, reference, ratio, spread, target, result) as text."""
     pattern = (
         rf"^{re.escape(pair)}\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER}) (?:ms|us|MB)\s+({NUMBER})"
-        rf"\s+([<>]=? {NUMBER}(?: us)?)\s+(PASS|short)$"
+        rf"\s+({NUMBER}-{NUMBER}|-)\s+([<>]=? {NUMBER}(?: us)?)\s+(PASS|short)$"
     )
     return re.findall(pattern, text, re.MULTILINE)
 
@@ -31,15 +31,19 @@ def test_rows_of_a_pair(capsys):
     assert "4,096 elements per cast" in out
     to_e4m3 = rows_of(out, "FLOAT -> FLOAT8E4M3FN")
     # trivial kernel, ml_dtypes, call overhead, memory
-    assert [row[3] for row in to_e4m3] == ["<= 1.3", ">= 20", "<= 10 us", "<= 1.01"]
+    assert [row[4] for row in to_e4m3] == ["<= 1.3", ">= 20", "<= 10 us", "<= 1.01"]
     assert not rows_of(out, "FLOAT8E4M3FN -> FLOAT")
-    for ours, theirs, ratio, _, _ in to_e4m3:
+    for ours, theirs, ratio, _, _, _ in to_e4m3:
         assert float(ours) > 0 and float(theirs) > 0 and float(ratio) > 0
     trivial, ml_dtypes, _, memory = to_e4m3
     assert float(trivial[2]) == pytest.approx(float(trivial[0]) / float(trivial[1]), rel=0.05)
     # against ml_dtypes, the ratio is a speed-up
     assert float(ml_dtypes[2]) == pytest.approx(float(ml_dtypes[1]) / float(ml_dtypes[0]), rel=0.05)
     assert float(memory[1]) == pytest.approx(4096 / 1e6, rel=1e-2)  # the output: one byte per element
+    # one alternated pair of runs (--repeat 1): its ratio is the spread's both ends; untimed rows have none
+    low, high = (float(q) for q in trivial[3].split("-"))
+    assert low == high == pytest.approx(float(trivial[2]), rel=0.05)
+    assert memory[3] == "-"
     assert re.search(r"^\d+ PASS, \d+ short, 0 n/a of 4 rows$", out, re.MULTILINE)
 
 
@@ -96,6 +100,20 @@ def test_json_writes_the_results_and_the_machine(capsys, tmp_path):
     assert row["numbacast"] > 0 and row["reference"] > 0
     assert row["ratio"] == pytest.approx(row["numbacast"] / row["reference"], rel=2e-3)
     assert data["summary"] == {"PASS": row["result"] == "PASS", "short": row["result"] == "short", "n/a": 0, "rows": 1}
+    assert row["spread"] == [pytest.approx(row["ratio"], rel=2e-3)] * 2
+
+
+def test_the_spread_is_the_middle_half_of_the_pair_ratios(monkeypatch):
+    """Nine alternated pairs of runs: the spread is the quartiles of their
+    ratios, inverted for a speed-up."""
+    times = iter([2.0, 1.0] * 3 + [3.0, 1.0] * 3 + [4.0, 1.0] * 3)
+    monkeypatch.setattr(bench, "seconds", lambda function: next(times))
+    monkeypatch.setattr(bench, "WARM_UP", 0)
+    timing = bench.alternately(None, None, 9)
+    assert timing.pair_ratios == (2.0,) * 3 + (3.0,) * 3 + (4.0,) * 3
+    group = bench.Group("g", "title", "ref", (), bench.Target("<=", 5), None, lambda *args: timing)
+    row = bench.measure_row(group, bench.FLOAT, bench.FLOAT, 4, 9)
+    assert row.spread == (2.0, 4.0) and row.ratio == 3.0
 
 
 def test_cpu_option_runs_a_child_compiled_for_that_cpu(tmp_path):

@@ -19,7 +19,7 @@ def test_the_group_rows(capsys):
     assert "ratio = user loop / cast" in out
     for source, target in bench.USER_LOOP_PAIRS:
         label = re.escape(f"{source.onnx_name} -> {target.onnx_name}")
-        assert re.search(rf"^{label}\s+\S+ ms\s+\S+ ms\s+\S+\s+<= 1.5\s+(PASS|short)$", out, re.MULTILINE), label
+        assert re.search(rf"^{label}\s+\S+ ms\s+\S+ ms\s+\S+\s+\S+\s+<= 1.5\s+(PASS|short)$", out, re.MULTILINE), label
     assert f"of {len(bench.USER_LOOP_PAIRS)} rows" in out
 
 

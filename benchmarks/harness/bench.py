@@ -14,6 +14,11 @@ the warm-up and a median of 9 keep most such runs out of the result):
 * against ml_dtypes, PyTorch and onnxruntime, it is the reference's time over
   numbacast's, a speed-up (higher is better).
 
+The "spread" of a timed row is the middle half (the quartiles) of the ratios
+of its alternated pairs of runs, one ratio per pair: on a shared machine a
+row's median moves from run to run, and the spread shows by how much within
+one run.
+
 Call overhead is the median time of many warm calls on a 1-element array;
 peak memory is the peak of what tracemalloc traces during a cast of a
 ``--size`` array that already exists, over the output's size.  The baselines
@@ -36,6 +41,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass
 from importlib import metadata
+from typing import NamedTuple
 
 from numba import config, get_num_threads, set_num_threads, threading_layer
 
@@ -145,7 +151,7 @@ class Group:
     pairs: tuple
     target: Target
     ratio: str  # how the ratio is computed, for the heading
-    measure: object  # measure(group, source, target, size, repeat) -> (ours, theirs)
+    measure: object  # measure(group, source, target, size, repeat) -> (ours, theirs) or a Timing
     baseline: object = None  # baseline(source, target, size) -> callable, for timed groups
     speedup: bool = False  # the ratio is theirs / ours
     unit: str = "ms"
@@ -169,6 +175,16 @@ class Row:
     theirs: float = None
     ratio: float = None
     result: str = ""
+    spread: tuple = None  # the quartiles of the ratios of the alternated pairs of runs
+
+
+class Timing(NamedTuple):
+    """Median times of numbacast's cast and of the reference, and the ratio
+    ``ours / theirs`` of each alternated pair of runs."""
+
+    ours: float
+    theirs: float
+    pair_ratios: tuple = ()
 
 
 def seconds(function):
@@ -189,11 +205,12 @@ def timed(group, source, target, size, repeat):
 
 
 def alternately(ours_cast, their_cast, repeat):
-    """Median milliseconds of two casts run alternately after a warm-up."""
+    """The :class:`Timing` (milliseconds) of two casts run alternately after a warm-up."""
     for _ in range(WARM_UP):
         ours_cast(), their_cast()
     ours, theirs = zip(*[(seconds(ours_cast), seconds(their_cast)) for _ in range(repeat)])
-    return 1e3 * statistics.median(ours), 1e3 * statistics.median(theirs)
+    ratios = tuple(o / t for o, t in zip(ours, theirs))
+    return Timing(1e3 * statistics.median(ours), 1e3 * statistics.median(theirs), ratios)
 
 
 def mx_timed(group, source, target, size, repeat):
@@ -206,8 +223,8 @@ def mx_gfloat_timed(group, source, target, size, repeat):
     ``quantize_block`` on a share of the data, scaled up to ``size``."""
     ours_cast = baselines.mx_cast(source, target, size)
     their_cast, share = baselines.gfloat_quantize_blocks(source, target, size)
-    ours, theirs = alternately(ours_cast, their_cast, max(repeat // 3, 1))
-    return ours, theirs * share
+    ours, theirs, ratios = alternately(ours_cast, their_cast, max(repeat // 3, 1))
+    return Timing(ours, theirs * share, tuple(r / share for r in ratios))
 
 
 def mx_torchao_timed(group, source, target, size, repeat):
@@ -439,23 +456,40 @@ GROUP_KEYS = tuple(g.key for g in GROUPS)
 def measure_row(group, source, target, size, repeat):
     row = Row(group.label(source, target))
     try:
-        row.ours, row.theirs = group.measure(group, source, target, size, repeat)
+        row.ours, row.theirs, *paired = group.measure(group, source, target, size, repeat)
     except baselines.Unavailable as reason:
         row.result = f"n/a ({reason})"
         return row
     row.ratio = row.theirs / row.ours if group.speedup else row.ours / row.theirs
+    if paired and paired[0]:
+        ratios = sorted(1 / r if group.speedup else r for r in paired[0])
+        quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
+        row.spread = (quartiles[0], quartiles[2])
     row.result = "PASS" if group.target.passes(row.ratio, row.ours) else "short"
     return row
 
 
-COLUMNS = (("pair", 32), ("numbacast", 11), ("reference", 11), ("ratio", 8), ("target", 9), ("result", 0))
+COLUMNS = (
+    ("pair", 32),
+    ("numbacast", 11),
+    ("reference", 11),
+    ("ratio", 8),
+    ("spread", 11),
+    ("target", 9),
+    ("result", 0),
+)
 
 
 def format_line(cells):
     return "  ".join(
-        cell.ljust(width) if i in (0, 5) else cell.rjust(width)
+        cell.ljust(width) if i in (0, 6) else cell.rjust(width)
         for i, (cell, (_, width)) in enumerate(zip(cells, COLUMNS))
     ).rstrip()
+
+
+def format_spread(spread):
+    """The quartiles of a row's pair ratios, as ``low-high`` (``-`` without)."""
+    return "-" if spread is None else f"{spread[0]:.3g}-{spread[1]:.3g}"
 
 
 def format_row(group, row):
@@ -463,7 +497,8 @@ def format_row(group, row):
         return "-" if value is None else f"{value:.3g} {group.unit}" if value < 100 else f"{value:.0f} {group.unit}"
 
     ratio = "-" if row.ratio is None else f"{row.ratio:.3g}"
-    return format_line([row.pair, amount(row.ours), amount(row.theirs), ratio, str(group.target), row.result])
+    cells = [row.pair, amount(row.ours), amount(row.theirs), ratio, format_spread(row.spread), str(group.target)]
+    return format_line([*cells, row.result])
 
 
 def group_heading(group):
@@ -710,7 +745,9 @@ def results_json(results, size, repeat, argv=()):
 
     A row holds its pair, numbacast's and the reference's figures (in the
     group's unit, None where the row could not run), the ratio (all three to
-    four significant digits) and the result ("PASS", "short" or "n/a (why)")."""
+    four significant digits), the spread (the quartiles of the ratios of the
+    alternated pairs of runs, None for untimed rows) and the result ("PASS",
+    "short" or "n/a (why)")."""
     outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
     return {
         "format": 1,
@@ -736,6 +773,7 @@ def results_json(results, size, repeat, argv=()):
                         "numbacast": significant(row.ours),
                         "reference": significant(row.theirs),
                         "ratio": significant(row.ratio),
+                        "spread": None if row.spread is None else [significant(q) for q in row.spread],
                         "result": row.result,
                     }
                     for row in rows

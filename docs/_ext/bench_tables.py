@@ -70,14 +70,16 @@ def markdown_tables(data):
             "",
             f"Group `{group['key']}`: ratio = {group['ratio']}, target {group['target']}.",
             "",
-            f"| pair | numbacast | {cell(group['reference'])} | ratio | result |",
-            "|---|---:|---:|---:|---|",
+            f"| pair | numbacast | {cell(group['reference'])} | ratio | spread | result |",
+            "|---|---:|---:|---:|---:|---|",
         ]
         for row in group["rows"]:
             ratio = "-" if row["ratio"] is None else f"{row['ratio']:.3g}"
+            spread = row.get("spread")  # records before the spread was kept have none
+            spread = "-" if spread is None else f"{spread[0]:.3g}–{spread[1]:.3g}"
             lines.append(
                 f"| {cell(row['pair'])} | {amount(row['numbacast'], unit)} | {amount(row['reference'], unit)} "
-                f"| {ratio} | {cell(row['result'])} |"
+                f"| {ratio} | {spread} | {cell(row['result'])} |"
             )
         lines.append("")
     return "\n".join(lines)
