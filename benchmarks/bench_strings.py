@@ -61,3 +61,16 @@ def ratios(repeat=5):
 if __name__ == "__main__":
     for (dtype, direction), (ratio, ours, numpy) in ratios().items():
         print(f"{dtype:8} {direction:12} numbacast {ours * 1e3:7.1f} ms  NumPy {numpy * 1e3:7.1f} ms  {ratio:5.1f}x")
+
+
+class StringsExact:
+    """Texts that only the exact pass settles (long mantissas at a tie of
+    float64, written out in full), read into DOUBLE."""
+
+    def setup(self):
+        tie = "1.00000000000000011102230246251565404236316680908203125"  # 1 + 2**-53: a tie
+        self.texts = np.array([tie, "-" + tie + "0000001e-3"] * 50_000)
+        numbacast.cast(self.texts[:10], np.float64)  # compile (or load) outside the timing
+
+    def time_numbacast_from_string(self):
+        numbacast.cast(self.texts, np.float64)
