@@ -475,16 +475,16 @@ def test_a_helper_has_no_machine_code_of_its_own_and_works_inside_its_callers():
 
 
 def test_the_text_reader_compiles_its_scan_once_for_floats_and_integers():
-    """The full text reader's ``scan`` takes ``words`` as a run-time bool from
-    every caller: a literal ``False`` from the integer reader would compile
-    it (and everything it calls) a second time."""
+    """A helper is typed without the literal values of its arguments: the
+    integer reader's ``scan(row, False)`` and the float reader's
+    ``scan(row, words)`` share one compilation of it and of all it calls."""
     from numba import njit, types
 
     from numbacast.text.parsing import read_float, read_integer, scan
 
     @njit
-    def read_both(row, no):  # compiled here whatever the disk cache holds
-        return read_integer(row, 32, True), read_float(row, no, no)
+    def read_both(row, no):  # compiled here whatever the disk cache holds; literals and a variable
+        return read_integer(row, 32, True), read_float(row, False, no)
 
     row = np.array([ord(c) for c in "-0.000000000000000000000000012e28"], np.uint32)
     (code, ok), (value, kind) = read_both(row, False)

@@ -364,11 +364,7 @@ def test_quick_scan_reads_as_scan():
     does, whenever it takes a text, and it takes the usual ones."""
     from numbacast.text.parsing import quick_scan, scan
 
-    # helpers are for @njit code; words a run-time bool, as numbacast's own readers pass it
-    both_words = numba.njit(lambda row, words: (quick_scan(row), scan(row, words)))
-
-    def both(row):
-        return both_words(row, False)
+    both = numba.njit(lambda row: (quick_scan(row), scan(row, False)))  # helpers are for @njit code
 
     rng = np.random.default_rng(5)
     samples = [

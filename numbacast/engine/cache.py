@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from llvmlite import binding as llvm
-from numba import config, njit
+from numba import config, njit, types
 from numba.core import caching, sigutils
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
@@ -356,10 +356,18 @@ class _HelperCompiler(Compiler):
 
 class HelperDispatcher(CPUDispatcher):
     """The dispatcher of a helper the kernels call (see :func:`helper_njit`):
-    a call from Python is a TypeError."""
+    a call from Python is a TypeError, and a call from compiled code is
+    typed without literals."""
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.py_func.__qualname__}() is compiled into numbacast's kernels: call it from @njit code")
+
+    def get_call_template(self, args, kws):
+        """Numba's, for the arguments' types without their literal values: a
+        caller passing a constant (``False``, ``0``) and one passing a
+        variable share one compilation of the helper and of all it calls."""
+        unliteral = {name: types.unliteral(t) for name, t in kws.items()}
+        return super().get_call_template([types.unliteral(t) for t in args], unliteral)
 
 
 def helper_njit(function=None, **options):

@@ -236,7 +236,7 @@ def quick_scan(row):
     end = 64 - np.int64(leading_zeros(used))  # padding (zeros) only from here on
     first, last = np.int64(trailing_zeros(text)), 64 - np.int64(leading_zeros(text))
     failed = (False, INVALID, False, _U0, np.int64(0), False, False, np.int64(0), np.int64(0))
-    if row.size > WINDOW or text == _U0 or used != _span(np.int64(0), end):
+    if row.size > WINDOW or text == _U0 or used != _span(0, end):
         return failed
     start = first + _bit(sign, first)
     mantissa_end = start + np.int64(trailing_zeros(~((digit | point) >> np.uint64(start & 63))))
@@ -508,11 +508,11 @@ def read_float(row, to_odd, words):
 
 
 @_jit
-def exact_float(row, to_odd, words):
+def exact_float(row, to_odd):
     """:func:`read_float` of a number whose significand needs the exact
     decimal shifts (:func:`exact_significand`): a kernel of its own, so that
     a first read of texts compiles it only when some text needs it."""
-    _, negative, _, _, _, _, start, exponent = scan(row, words)
+    _, negative, _, _, _, _, start, exponent = scan(row, False)  # a number: words play no part
     m, e2, sticky = exact_significand(row, start, exponent)
     value = round_to_float64(m, e2, sticky, to_odd)
     return -value if negative else value
@@ -576,8 +576,7 @@ def quick_integer(row):
 def read_integer(row, bits, signed):
     """``(code, ok)``: the text at ``row`` cast to an integer of ``bits`` bits
     (``signed`` or not), as its two's complement code in a uint64."""
-    # words a run-time False, not the literal: scan compiles once for floats and integers
-    kind, negative, _, _, _, literal, start, exponent = scan(row, np.bool_(False))
+    kind, negative, _, _, _, literal, start, exponent = scan(row, False)
     mask = _U64_MAX >> np.uint64(64 - bits)
     highest = mask >> np.uint64(signed)  # the largest magnitude of either sign
     lowest = (highest + _U1) if signed else _U0
@@ -617,11 +616,11 @@ def read_floats(chars, rows, to_odd, words, result, valid):
 
 
 @cached_njit(parallel=True, nogil=True)
-def exact_floats(chars, rows, to_odd, words, result):
+def exact_floats(chars, rows, to_odd, result):
     """:func:`exact_float` of the ``rows`` of ``chars`` into ``result``, at the same indices."""
     for j in prange(rows.size):
         i = rows[j]
-        result[i] = exact_float(borrowed_row(chars, i), to_odd, words)
+        result[i] = exact_float(borrowed_row(chars, i), to_odd)
 
 
 @cached_njit(parallel=True, nogil=True)

@@ -174,7 +174,7 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     _read_the_rest(READ_FLOATS, chars, valid, to_odd, target.is_bool, values)
     exact = np.flatnonzero(valid == READ_EXACT)  # the significands the fast path leaves
     if exact.size:
-        split_run(EXACT_FLOATS, exact.size, chars, exact, to_odd, target.is_bool, values)
+        split_run(EXACT_FLOATS, exact.size, chars, exact, to_odd, values)
         valid[exact] = READ_NUMBER
     _check_valid(array, valid, target)
     if target is DOUBLE:
