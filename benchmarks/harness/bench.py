@@ -151,7 +151,7 @@ class Group:
     pairs: tuple
     target: Target
     ratio: str  # how the ratio is computed, for the heading
-    measure: object  # measure(group, source, target, size, repeat) -> (ours, theirs) or a Timing
+    measure: object  # measure(group, source, target, size, repeat) -> Timing
     baseline: object = None  # baseline(source, target, size) -> callable, for timed groups
     speedup: bool = False  # the ratio is theirs / ours
     unit: str = "ms"
@@ -179,8 +179,9 @@ class Row:
 
 
 class Timing(NamedTuple):
-    """Median times of numbacast's cast and of the reference, and the ratio
-    ``ours / theirs`` of each alternated pair of runs."""
+    """Numbacast's figure and the reference's (median times, or what an
+    untimed row measures), and for timed rows the ratio ``ours / theirs`` of
+    each alternated pair of runs."""
 
     ours: float
     theirs: float
@@ -244,7 +245,7 @@ def overhead(group, source, target, size, repeat):
     calls = max(OVERHEAD_CALLS * repeat // DEFAULT_REPEAT, 100)
     ours = statistics.median(seconds(lambda: cast(x, target)) for _ in range(calls))
     theirs = statistics.median(seconds(lambda: x.astype(target.storage)) for _ in range(calls))
-    return 1e6 * ours, 1e6 * theirs
+    return Timing(1e6 * ours, 1e6 * theirs)
 
 
 def peak_memory(group, source, target, size, repeat):
@@ -257,7 +258,7 @@ def peak_memory(group, source, target, size, repeat):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return peak / 1e6, out.nbytes / 1e6
+    return Timing(peak / 1e6, out.nbytes / 1e6)
 
 
 def make_groups():
@@ -456,17 +457,23 @@ GROUP_KEYS = tuple(g.key for g in GROUPS)
 def measure_row(group, source, target, size, repeat):
     row = Row(group.label(source, target))
     try:
-        row.ours, row.theirs, *paired = group.measure(group, source, target, size, repeat)
+        row.ours, row.theirs, pair_ratios = group.measure(group, source, target, size, repeat)
     except baselines.Unavailable as reason:
         row.result = f"n/a ({reason})"
         return row
     row.ratio = row.theirs / row.ours if group.speedup else row.ours / row.theirs
-    if paired and paired[0]:
-        ratios = sorted(1 / r if group.speedup else r for r in paired[0])
-        quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
-        row.spread = (quartiles[0], quartiles[2])
+    if pair_ratios:
+        row.spread = middle_half([1 / r if group.speedup else r for r in pair_ratios])
     row.result = "PASS" if group.target.passes(row.ratio, row.ours) else "short"
     return row
+
+
+def middle_half(values):
+    """The lower and upper quartiles of ``values`` (both the value, for one)."""
+    if len(values) == 1:
+        return values[0], values[0]
+    low, _, high = statistics.quantiles(values, n=4, method="inclusive")
+    return low, high
 
 
 COLUMNS = (
