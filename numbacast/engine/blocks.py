@@ -561,8 +561,6 @@ quantize_serial, dequantize_serial, amax_serial, block_amax_serial = map(
 QUANTIZE = (quantize_serial, quantize_kernel)
 DEQUANTIZE = (dequantize_serial, dequantize_kernel)
 BLOCK_AMAXES = (block_amax_serial, block_amax_kernel)
-
-
 AMAXES = (amax_serial, amax_kernel)
 
 
