@@ -30,6 +30,7 @@ import functools
 from fractions import Fraction
 
 import numpy as np
+from numba.extending import register_jitable
 
 from ..formats import description as formats
 from .bits import float_bits, leading_zeros
@@ -82,8 +83,9 @@ _MASK32 = (1 << 32) - 1
 _T1, _T2, _T3 = 0xED5AD4BB, 0xAC4C1B51, 0x31848BAB
 
 
+@register_jitable
 def mix64_py(z):
-    """The SplitMix64 finaliser on a Python int (mod 2**64)."""
+    """The SplitMix64 finaliser on a Python int (mod 2**64), or on a uint64 in ``@njit`` code."""
     z &= _MASK64
     z = ((z ^ (z >> 30)) * _M1) & _MASK64
     z = ((z ^ (z >> 27)) * _M2) & _MASK64
@@ -102,8 +104,10 @@ def triple32_py(x):
     return x ^ (x >> 14)
 
 
+@register_jitable
 def seed_key(seed):
-    """The 64-bit key of a seed (any integer 0 <= seed < 2**64), see :func:`random64`."""
+    """The 64-bit key of a seed (any integer 0 <= seed < 2**64; a uint64 in
+    ``@njit`` code), see :func:`random64`."""
     return mix64_py(mix64_py(seed) + GAMMA)
 
 

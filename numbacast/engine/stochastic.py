@@ -18,7 +18,7 @@ from numba.extending import overload
 
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
-from .kernels import split_run
+from .kernels import PARALLEL_MIN, split_run
 from .rounding import CHECK, FAST, REDUCE, random64_run
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
@@ -165,7 +165,17 @@ def stochastic_kernel(src, dst, conversion, key, starts, row_length, random):
 #: ``(serial, parallel)`` compilations of :func:`stochastic_kernel`, for
 #: :func:`~numbacast.engine.kernels.split_run`: a small array compiles the
 #: serial loop only.
-STOCHASTIC_ROUNDING = (serial_version(stochastic_kernel), stochastic_kernel)
+STOCHASTIC_ROUNDING = (stochastic_serial := serial_version(stochastic_kernel), stochastic_kernel)
+
+
+@cached_njit(nogil=True)
+def stochastic_any(src, dst, conversion, key, starts, row_length, random):
+    """:func:`stochastic_kernel` or its serial twin by the size of ``src``, for
+    ``@njit`` code (compiling it compiles both)."""
+    if src.size < PARALLEL_MIN:
+        stochastic_serial(src, dst, conversion, key, starts, row_length, random)
+    else:
+        stochastic_kernel(src, dst, conversion, key, starts, row_length, random)
 
 
 _WHOLE = np.zeros(1, np.int64)

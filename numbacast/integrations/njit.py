@@ -3,9 +3,15 @@
 A user's ``@njit`` (or ``@njit(parallel=True)``) function may call
 ``numbacast.cast(array, to)`` with ``to`` a literal type name or ONNX id, or
 a dtype (``other.dtype``, ``np.float32``, ``ml_dtypes.bfloat16``) and,
-if given, literal ``saturate`` and ``round_mode`` and an ``out=`` array.  The
-call compiles to the same kernel as the Python call (the same table-or-compute
-choice, :func:`numbacast.engine.arrays.uses_table`) and gives the same bits.
+if given, literal ``saturate``, ``round_mode``, ``rounding`` and
+``stochastic_bits``, an integer ``seed`` (a run-time value) or a
+``random_bits`` array, and an ``out=`` array.  The call compiles to the same
+kernel as the Python call (the same table-or-compute choice,
+:func:`numbacast.engine.arrays.uses_table`; for stochastic rounding the same
+kernel over the element indices of the whole array) and gives the same bits.
+Without ``seed`` (and ``random_bits``), a stochastic cast draws a fresh seed
+from Numba's random generator (``np.random`` in ``@njit`` code), where the
+Python call asks the operating system.
 
 Arrays are typed as in Python: importing numbacast makes every ml_dtypes
 dtype of an ONNX type a Numba type (:mod:`numbacast.integrations.numba_types`),
@@ -26,9 +32,11 @@ from numba.np.numpy_support import from_dtype
 
 from ..api import cast
 from ..engine.arrays import table, uses_table
-from ..engine.checks import check_packed, check_round_mode, check_saturate
+from ..engine.checks import check_packed, check_rounding, check_saturate, check_stochastic
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import NO_TABLE, cast_kernel
+from ..engine.rounding import seed_key
+from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements  # noqa: F401  (registers the element operators and casts)
 from .numba_types import as_dtype
@@ -136,48 +144,169 @@ def _overload_table(table):
     return lambda table: table
 
 
+def _absent(value):
+    """Whether an optional argument was left out (or is None)."""
+    return value is None or isinstance(value, (types.NoneType, types.Omitted))
+
+
+def _key(seed):
+    """The stochastic key of ``seed`` (an integer, checked at run time), or of
+    a fresh seed from Numba's random generator when it is None (``@njit`` only)."""
+
+
+@overload(_key)
+def _overload_key(seed):
+    if _absent(seed):
+        half = 1 << 32
+        return lambda seed: seed_key(
+            np.uint64(np.uint64(np.random.randint(0, half)) << np.uint64(32)) | np.uint64(np.random.randint(0, half))
+        )
+    if isinstance(seed, types.Integer) and seed.signed:
+
+        def signed_key(seed):
+            if seed < 0:
+                raise ValueError("seed must be in 0 .. 2**64 - 1")
+            return seed_key(np.uint64(seed))
+
+        return signed_key
+    if isinstance(seed, types.Integer):
+        return lambda seed: seed_key(np.uint64(seed))
+
+
+def _random_numbers(random_bits, shape, bits):
+    """``random_bits`` checked against the input's ``shape`` and ``bits`` and
+    flattened, or None (``@njit`` only)."""
+
+
+@overload(_random_numbers)
+def _overload_random_numbers(random_bits, shape, bits):
+    if _absent(random_bits):
+        return lambda random_bits, shape, bits: None
+
+    def flat(random_bits, shape, bits):
+        if random_bits.shape != shape:
+            raise ValueError("random_bits has a different shape from the input")
+        numbers = np.ascontiguousarray(random_bits).reshape(-1)
+        if bits < 64:
+            for r in numbers:
+                if np.uint64(r) >> np.uint64(bits) != 0:
+                    raise ValueError("random_bits holds values of more than stochastic_bits bits")
+        return numbers
+
+    return flat
+
+
+def _stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
+    """``stochastic_bits`` checked as the Python call checks it (None when not
+    stochastic): ``seed`` and ``random_bits`` are types here, their values
+    are checked at run time."""
+    if not (_absent(seed) or isinstance(seed, types.Integer)):
+        raise errors.NumbaTypeError(f"seed must be an integer, not {seed}")
+    seed_value = None if _absent(seed) else _literal(seed, "seed") if isinstance(seed, types.Literal) else 0
+    random_value = None
+    if not _absent(random_bits):
+        if not isinstance(random_bits, types.Array):
+            raise errors.NumbaTypeError(f"random_bits must be an array of unsigned integers, not {random_bits}")
+        random_value = np.empty((0,) * random_bits.ndim, as_dtype(random_bits.dtype))
+        _checked(lambda a: check_random_bits(a, a.shape, 64), random_value)  # its dtype, as in Python
+        if random_bits.ndim != x.ndim:
+            raise errors.NumbaValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
+    bits_value = _literal(stochastic_bits, "stochastic_bits")
+    return _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
+
+
 @overload(cast, prefer_literal=True, jit_options={"nogil": True})
-def _overload_cast(x, to, saturate=True, round_mode="up", out=None, packed=False):
+def _overload_cast(
+    x,
+    to,
+    saturate=True,
+    round_mode=None,
+    out=None,
+    packed=False,
+    rounding=None,
+    seed=None,
+    stochastic_bits=None,
+    random_bits=None,
+):
     if not isinstance(x, types.Array) or not isinstance(to, (types.Literal, types.DType, types.NumberClass)):
         return None
     target, source = _target_type(to), _source_type(x)
     saturate = _checked(check_saturate, _literal(saturate, "saturate"))
-    round_mode = _checked(check_round_mode, _literal(round_mode, "round_mode"))
+    rounding, round_mode = _checked(
+        lambda r: check_rounding(r, _literal(round_mode, "round_mode"), target), _literal(rounding, "rounding")
+    )
+    bits = _stochastic_options(rounding, seed, stochastic_bits, random_bits, x)
     if _checked(check_packed, _literal(packed, "packed")):
         raise errors.NumbaValueError(
             "numbacast.cast(..., packed=True) is for Python calls; in @njit code, cast and call numbacast.pack in "
             "Python, or cast to the typed array and view its codes"
         )
-    conversion = Conversion.make(source, target, saturate, round_mode)
+    conversion = Conversion.make(source, target, saturate, round_mode, rounding=rounding, stochastic_bits=bits)
     result_dtype, result_codes = target.storage, kernel_dtype(target)
-    # The kernel is called with the argument types of the Python call (a read-only table, a writeable
-    # NO_TABLE), so that both use one compiled kernel, from the disk cache.
-    if uses_table(conversion):
-        codes, codes_table, step = np.dtype(f"u{source.storage.itemsize}"), table(conversion), None
+    # The kernels are called with the argument types of the Python call (a read-only table, a writeable
+    # NO_TABLE, fresh starts), so that both use one compiled kernel, from the disk cache.
+    if conversion.stochastic:
+        codes = kernel_dtype(source)
+
+        @register_jitable
+        def apply(src, dst, seed, random_bits, shape):
+            random = _random_numbers(random_bits, shape, bits)
+            key = _key(seed) if random is None else np.uint64(0)
+            stochastic_any(src, dst, conversion, key, np.zeros(1, np.int64), np.int64(max(src.size, 1)), random)
+
     else:
-        codes, codes_table, step = kernel_dtype(source), None, conversion
+        if uses_table(conversion):
+            codes, codes_table, step = np.dtype(f"u{source.storage.itemsize}"), table(conversion), None
+        else:
+            codes, codes_table, step = kernel_dtype(source), None, conversion
 
-    if out is None or isinstance(out, (types.NoneType, types.Omitted)):
+        @register_jitable
+        def apply(src, dst, seed, random_bits, shape):
+            cast_kernel(src, dst, step, _table(codes_table))
 
-        def impl(x, to, saturate=True, round_mode="up", out=None, packed=False):
+    if _absent(out):
+
+        def impl(
+            x,
+            to,
+            saturate=True,
+            round_mode=None,
+            out=None,
+            packed=False,
+            rounding=None,
+            seed=None,
+            stochastic_bits=None,
+            random_bits=None,
+        ):
             result = np.empty(x.shape, result_dtype)
             src = np.ascontiguousarray(x).reshape(-1).view(codes)
-            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
+            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
             return result
 
         return impl
     _check_out(out, x, target)
     direct = out.layout == "C"
 
-    def impl_out(x, to, saturate=True, round_mode="up", out=None, packed=False):
+    def impl_out(
+        x,
+        to,
+        saturate=True,
+        round_mode=None,
+        out=None,
+        packed=False,
+        rounding=None,
+        seed=None,
+        stochastic_bits=None,
+        random_bits=None,
+    ):
         if out.shape != x.shape:
             raise ValueError("out has a different shape from the input")
         src = np.ascontiguousarray(x).reshape(-1).view(codes)
         if direct and not _overlap(src, out):
-            cast_kernel(src, out.reshape(-1).view(result_codes), step, _table(codes_table))
+            apply(src, out.reshape(-1).view(result_codes), seed, random_bits, x.shape)
         else:
             result = np.empty(x.shape, result_dtype)
-            cast_kernel(src, result.reshape(-1).view(result_codes), step, _table(codes_table))
+            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
             out[...] = result
         return out
 

@@ -1,0 +1,176 @@
+"""``rounding=`` (every mode, stochastic with ``seed``, ``stochastic_bits`` and
+``random_bits``) in ``numbacast.cast`` called from a user's @njit code: the
+exact reference's codes for the deterministic modes and for given random
+bits, the Python call's bits for a seed, and the Python call's checks."""
+
+import exact
+import numpy as np
+import pytest
+from conftest import check_against_reference
+from numba import njit
+from numba.core.errors import TypingError
+
+import numbacast
+from numbacast.engine.kernels import PARALLEL_MIN
+
+EDGES = np.array(
+    [0.0, -0.0, 1.0, -1.0, 0.1, -0.1, 464.0, 465.0, 448.0, 449.0, 1e-3, -1e-3, 1e-9, 3e38, -3e38, np.inf, -np.inf]
+    + [0.25, 0.75, 2.5, -2.5, 5.0, 1.0625, -1.125, 3.0, np.nan],  # ties of the narrow types among them
+    np.float32,
+)
+
+
+def sample(size, seed=0):
+    """Edge values, then magnitudes spread over many binades, both signs."""
+    rng = np.random.default_rng(seed)
+    spread = rng.standard_normal(size) * 2.0 ** rng.integers(-20, 20, size)
+    return np.concatenate([EDGES, spread.astype(np.float32)])
+
+
+def codes(a):
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+@njit
+def _toward_zero(a):
+    return numbacast.cast(a, "float8e4m3fn", rounding="toward_zero")
+
+
+@njit
+def _toward_positive(a):
+    return numbacast.cast(a, "float6e3m2", rounding="toward_positive")
+
+
+@njit
+def _toward_negative(a):
+    return numbacast.cast(a, "bfloat16", rounding="toward_negative", saturate=False)
+
+
+@njit
+def _nearest_away(a):
+    return numbacast.cast(a, "float4e2m1", rounding="nearest_away")
+
+
+@njit
+def _e8m0_toward_zero(a):
+    return numbacast.cast(a, "float8e8m0", rounding="toward_zero")
+
+
+@pytest.mark.parametrize(
+    "function, target, options",
+    [
+        (_toward_zero, "float8e4m3fn", dict(rounding="toward_zero")),
+        (_toward_positive, "float6e3m2", dict(rounding="toward_positive")),
+        (_toward_negative, "bfloat16", dict(rounding="toward_negative", saturate=False)),
+        (_nearest_away, "float4e2m1", dict(rounding="nearest_away")),
+        (_e8m0_toward_zero, "float8e8m0", dict(rounding="toward_zero")),
+    ],
+)
+def test_directed_and_away_modes_give_the_exact_reference(function, target, options):
+    x = sample(3000)
+    check_against_reference("float", codes(x), target, options, function(x))
+
+
+@njit
+def _stochastic(a, seed):
+    return numbacast.cast(a, "float8e4m3fn", rounding="stochastic", seed=seed)
+
+
+@pytest.mark.parametrize("size", [1000, PARALLEL_MIN + 5])
+def test_a_seeded_stochastic_cast_is_the_python_call(size):
+    """The same bits as the Python call for a seed given at run time, from
+    the serial loop and the parallel one, and from a reversed 2-D view."""
+    x = sample(size - EDGES.size, seed=1)
+    seed = 2**63 + 12345
+    want = numbacast.cast(x, "float8e4m3fn", rounding="stochastic", seed=seed)
+    assert np.array_equal(codes(_stochastic(x, np.uint64(seed))), codes(want))
+    view = x[: (x.size // 8) * 8].reshape(8, -1)[::-1, ::-1]
+    want = numbacast.cast(view, "float8e4m3fn", rounding="stochastic", seed=7)
+    assert np.array_equal(codes(_stochastic(view, 7)), codes(want))
+
+
+def test_without_a_seed_each_stochastic_cast_draws_a_fresh_one():
+    @njit
+    def fresh(a):
+        return numbacast.cast(a, "bfloat16", rounding="stochastic")
+
+    x = np.full(4096, 1.0 + 2.0**-10, np.float32)  # rounds up with probability 1/8
+    first, second = codes(fresh(x)), codes(fresh(x))
+    assert 0 < np.count_nonzero(first != codes(numbacast.cast(x, "bfloat16"))) < x.size
+    assert not np.array_equal(first, second)
+
+
+@njit
+def _given_bits(a, r):
+    return numbacast.cast(a, "float4e2m1", rounding="stochastic", random_bits=r, stochastic_bits=6)
+
+
+def test_given_random_bits_give_the_exact_reference():
+    x = sample(2000, seed=2)
+    r = np.random.default_rng(3).integers(0, 64, x.shape).astype(np.uint8)
+    got = codes(_given_bits(x, r))
+    want = [
+        exact.cast_code("float", c, "float4e2m1", rounding="stochastic", random=(int(b), 6))
+        for c, b in zip(codes(x).tolist(), r.tolist())
+    ]
+    assert got.tolist() == want
+
+
+def test_a_stochastic_cast_into_out_any_strides():
+    @njit
+    def into(a, out):
+        return numbacast.cast(a, "bfloat16", rounding="stochastic", seed=11, out=out)
+
+    x = sample(3000, seed=4).reshape(-1)[:3000].reshape(60, 50)
+    want = numbacast.cast(x, "bfloat16", rounding="stochastic", seed=11)
+    for out in (np.empty_like(want), np.empty((50, 60), want.dtype).T):
+        assert into(x, out) is not None
+        assert np.array_equal(codes(np.ascontiguousarray(out)), codes(want))
+
+
+def test_run_time_checks_raise_before_writing():
+    @njit
+    def seeded(a, seed, out):
+        return numbacast.cast(a, "float8e4m3fn", rounding="stochastic", seed=seed, out=out)
+
+    x, out = sample(100), np.zeros(sample(100).shape, numbacast.cast(EDGES, "float8e4m3fn").dtype)
+    with pytest.raises(ValueError, match=r"seed must be in 0 \.\. 2\*\*64 - 1"):
+        seeded(x, -1, out)
+    wide = np.full(x.shape, 64, np.uint8)
+    with pytest.raises(ValueError, match="more than stochastic_bits bits"):
+        _given_bits(x, wide)
+    with pytest.raises(ValueError, match="different shape"):
+        _given_bits(x, wide[1:])
+    assert not codes(out).any()
+
+
+@pytest.mark.parametrize(
+    "target, options",
+    [
+        ("float8e4m3fn", 'rounding="sideways"'),
+        ("float8e4m3fn", 'rounding="stochastic", seed=-1'),
+        ("float8e4m3fn", 'rounding="stochastic", stochastic_bits=0'),
+        ("float8e4m3fn", "seed=3"),
+        ("float8e4m3fn", 'rounding="stochastic", seed=1, random_bits=np.zeros(4, np.uint8)'),
+        ("float8e4m3fn", 'rounding="stochastic", random_bits=np.zeros(4, np.int8)'),
+        ("float8e8m0", 'rounding="toward_zero", round_mode="up"'),
+    ],
+)
+def test_rounding_options_are_checked_as_in_python(target, options):
+    call = f"numbacast.cast(a, {target!r}, {options})"
+    scope = {"numbacast": numbacast, "np": np, "a": np.ones(4, np.float32)}
+    with pytest.raises((TypeError, ValueError)) as python_error:
+        eval(call, scope)
+    function = njit(eval(f"lambda a: {call}", scope))
+    with pytest.raises(TypingError) as njit_error:
+        function(scope["a"])
+    assert str(python_error.value) in str(njit_error.value)
+
+
+def test_a_non_literal_rounding_is_a_clear_typing_error():
+    @njit
+    def variable(a, rounding):
+        return numbacast.cast(a, "float8e4m3fn", rounding=rounding)
+
+    with pytest.raises(TypingError, match="needs rounding as a literal constant"):
+        variable(EDGES, "toward_zero")
