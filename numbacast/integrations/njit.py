@@ -264,30 +264,11 @@ def _overload_cast(
         def apply(src, dst, seed, random_bits, shape):
             cast_kernel(src, dst, step, _table(codes_table))
 
-    if _absent(out):
+    if not _absent(out):
+        _check_out(out, x, target)
+    direct = not _absent(out) and out.layout == "C"
 
-        def impl(
-            x,
-            to,
-            saturate=True,
-            round_mode=None,
-            out=None,
-            packed=False,
-            rounding=None,
-            seed=None,
-            stochastic_bits=None,
-            random_bits=None,
-        ):
-            result = np.empty(x.shape, result_dtype)
-            src = np.ascontiguousarray(x).reshape(-1).view(codes)
-            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
-            return result
-
-        return impl
-    _check_out(out, x, target)
-    direct = out.layout == "C"
-
-    def impl_out(
+    def impl(
         x,
         to,
         saturate=True,
@@ -299,9 +280,13 @@ def _overload_cast(
         stochastic_bits=None,
         random_bits=None,
     ):
+        src = np.ascontiguousarray(x).reshape(-1).view(codes)
+        if out is None:  # (a branch Numba prunes when it compiles)
+            result = np.empty(x.shape, result_dtype)
+            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
+            return result
         if out.shape != x.shape:
             raise ValueError("out has a different shape from the input")
-        src = np.ascontiguousarray(x).reshape(-1).view(codes)
         if direct and not _overlap(src, out):
             apply(src, out.reshape(-1).view(result_codes), seed, random_bits, x.shape)
         else:
@@ -310,4 +295,4 @@ def _overload_cast(
             out[...] = result
         return out
 
-    return impl_out
+    return impl
