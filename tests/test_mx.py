@@ -349,3 +349,40 @@ def test_nvfp4_in_njit_code_gives_the_python_bits(shape):
     finite = np.nan_to_num(x, nan=0.0)
     q, _ = roundtrip(finite)
     assert q.tensor_scale == mx.quantize(finite, "nvfp4").tensor_scale == F32(np.abs(finite).max() / 2688)
+
+
+def test_stochastic_rounding_and_a_given_tensor_scale_in_njit_code_give_the_python_bits():
+    """In @njit code, quantize takes a run-time seed (and literal
+    stochastic_bits) and NVFP4's tensor_scale as the Python call does, and
+    checks them as it does."""
+    from numba import njit
+    from numba.core.errors import TypingError
+
+    @njit
+    def stochastic(x, seed):
+        return mx.quantize(x, "mxfp8_e4m3", rounding="stochastic", seed=seed, stochastic_bits=12)
+
+    @njit
+    def scaled(x, tensor_scale):
+        return mx.quantize(x, "nvfp4", tensor_scale=tensor_scale)
+
+    x = sample((6, 1000), 13)
+    for got, want in [
+        (stochastic(x, 5), mx.quantize(x, "mxfp8_e4m3", rounding="stochastic", seed=5, stochastic_bits=12)),
+        (scaled(x, 0.01), mx.quantize(x, "nvfp4", tensor_scale=0.01)),
+    ]:
+        assert np.array_equal(codes(got.elements), codes(want.elements))
+        assert np.array_equal(codes(got.scales), codes(want.scales))
+        assert got.tensor_scale == want.tensor_scale
+    assert not np.array_equal(codes(stochastic(x, 6).elements), codes(stochastic(x, 5).elements))
+    with pytest.raises(ValueError, match="seed must be in"):
+        stochastic(x, -1)
+    with pytest.raises(ValueError, match="tensor_scale must be a positive finite float32"):
+        scaled(x, -1.0)
+
+    @njit
+    def scaled_mx(x):
+        return mx.quantize(x, "mxfp4_e2m1", tensor_scale=0.5)
+
+    with pytest.raises(TypingError, match="tensor_scale is for nvfp4, not for mxfp4_e2m1"):
+        scaled_mx(x)

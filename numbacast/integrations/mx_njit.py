@@ -3,8 +3,10 @@
 A user's ``@njit`` function may call ``numbacast.mx.quantize(x, fmt)`` with
 ``x`` a float32 or float64 array, ``fmt`` a literal format name, blocks along
 the last axis (``axis=-1``, the default, or the literal last axis), a
-``block_size`` (an integer, or None for the format's), and literal
-``scale_rule``, ``rounding`` (not "stochastic") and ``saturate``; it returns
+``block_size`` (an integer, or None for the format's), literal
+``scale_rule``, ``rounding``, ``saturate`` and ``stochastic_bits``, and at run
+time a ``seed`` (as ``numbacast.cast`` in ``@njit`` code takes it) and
+NVFP4's ``tensor_scale``; it returns
 the same :class:`numbacast.mx.Quantized` named tuple as the Python call, and
 ``numbacast.mx.dequantize(q)`` (``to`` a literal "float32" or "float64")
 takes it back.  Both run the kernels of the Python calls and give the same
@@ -22,7 +24,7 @@ from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .njit import _checked, _literal
+from .njit import _absent, _checked, _key, _literal, _stochastic_options
 from .numba_types import as_dtype
 
 
@@ -36,16 +38,43 @@ def _last_axis(axis, ndim):
 
 
 @register_jitable
-def _nvfp4_tensor_part(src, block_size):
-    """NVFP4's ``(tensor scale, the blocks' amaxes)``: one pass for the amaxes, the tensor's from them."""
+def _nvfp4_tensor_part(src, block_size, tensor_scale):
+    """NVFP4's default ``(tensor scale, the blocks' amaxes)``: one pass for the amaxes, the tensor's from them."""
     amaxes = blocks.block_amaxes_any(src, block_size)
     return blocks.nvfp4_tensor_scale(amaxes.reshape(-1)), amaxes
 
 
 @register_jitable
-def _no_tensor_part(src, block_size):
+def _given_tensor_part(src, block_size, tensor_scale):
+    """NVFP4 with the caller's tensor scale, checked: the amaxes are taken block by block."""
+    scale = np.float32(tensor_scale)
+    if not (scale > 0 and scale < np.inf):
+        raise ValueError("tensor_scale must be a positive finite float32")
+    return scale, None
+
+
+@register_jitable
+def _no_tensor_part(src, block_size, tensor_scale):
     """An MX format's: no tensor scale (1.0), amaxes taken block by block."""
     return np.float32(1.0), None
+
+
+def _tensor_part(block_format_, tensor_scale):
+    """Which of the three above a quantisation to ``block_format_`` runs, by
+    the type of ``tensor_scale`` (checked as the Python call checks it)."""
+    if _absent(tensor_scale):
+        return _nvfp4_tensor_part if block_format_.tensor_scale else _no_tensor_part
+    if not block_format_.tensor_scale:
+        raise errors.NumbaValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
+    if not isinstance(tensor_scale, (types.Float, types.Integer)):
+        raise errors.NumbaTypeError(f"tensor_scale must be a positive finite float32, not {tensor_scale}")
+    return _given_tensor_part
+
+
+@register_jitable
+def _no_key(seed):
+    """The stochastic key of a rounding that is not stochastic (unused)."""
+    return np.uint64(0)
 
 
 @overload(quantize, prefer_literal=True, jit_options={"nogil": True})
@@ -73,28 +102,21 @@ def _overload_quantize(
     if rule not in blocks.SCALE_RULES or (block_format_.tensor_scale and rule != blocks.FLOOR):
         raise errors.NumbaValueError(f"scale_rule must be one of {blocks.SCALE_RULES} (nvfp4: 'floor'), not {rule!r}")
     mode, _ = _checked(lambda r: check_rounding(r, None, block_format_.grid), _literal(rounding, "rounding"))
-    if mode == "stochastic":
-        raise errors.NumbaValueError("rounding='stochastic' is for Python calls of numbacast.mx.quantize")
+    bits = _stochastic_options(mode, seed, stochastic_bits, None, x)
     saturating = _checked(check_saturate, _literal(saturate, "saturate"))
-    if not all(
-        isinstance(a, (types.NoneType, types.Omitted)) or a is None for a in (seed, stochastic_bits, tensor_scale)
-    ):
-        raise errors.NumbaValueError(
-            "seed, stochastic_bits and tensor_scale are for Python calls of numbacast.mx.quantize"
-        )
-    conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode)
+    conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode, bits)
     block = blocks.scale_conversion(block_format_)
     scale_rule_ = blocks.ScaleRule(rule)
     default_size = block_format_.block_size
     name = block_format_.name
-    nvfp4 = block_format_.tensor_scale
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
     scale_dtype = block_format_.scale.storage
     unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
     half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
     last = x.ndim - 1
-    tensor_part = _nvfp4_tensor_part if nvfp4 else _no_tensor_part
+    tensor_part = _tensor_part(block_format_, tensor_scale)
+    key_of = _key if mode == "stochastic" else _no_key
 
     def impl(
         x,
@@ -115,7 +137,7 @@ def _overload_quantize(
         rows = x.size // n if n > 0 else 0
         src = np.ascontiguousarray(x).reshape((rows, n))
         nb = (n + size - 1) // size
-        scale, amaxes = tensor_part(src, size)
+        scale, amaxes = tensor_part(src, size, tensor_scale)
         elements = np.empty(x.shape, element_dtype)
         scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
         params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
@@ -127,7 +149,7 @@ def _overload_quantize(
             conversion,
             scale_rule_,
             params,
-            np.uint64(0),
+            key_of(seed),
             amaxes,
         )
         return Quantized(elements, scales, last, size, name, scale)
