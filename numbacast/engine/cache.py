@@ -300,18 +300,35 @@ class SerialFunctionCache(VerifiedFunctionCache):
 
 
 def _with_disk_cache(dispatcher, cache_class):
-    """``dispatcher`` caching its compiled code in ``cache_class``, or in memory
-    only (and a :class:`CacheWarning`) when no cache folder is usable."""
-    try:
-        dispatcher._cache = cache_class(dispatcher.py_func)
-    except RuntimeError as error:
-        warnings.warn(
-            f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
-            "a folder of yours that no one else may write, to keep them between processes",
-            CacheWarning,
-            stacklevel=3,
-        )
+    """``dispatcher`` caching its compiled code in ``cache_class`` from its
+    first compilation or load on (:class:`_DeferredCache`)."""
+    dispatcher._cache = _DeferredCache(dispatcher, cache_class)
     return dispatcher
+
+
+class _DeferredCache:
+    """A dispatcher's disk cache, made when the dispatcher first uses it:
+    making one finds and checks its folder, some 0.7 ms a kernel, which an
+    import would pay for every kernel of the package.  It is then the
+    dispatcher's cache itself -- or, when no cache folder is usable, a cache
+    in memory only, with a :class:`CacheWarning`."""
+
+    def __init__(self, dispatcher, cache_class):
+        self._dispatcher, self._cache_class = dispatcher, cache_class
+
+    def __getattr__(self, name):
+        try:
+            cache = self._cache_class(self._dispatcher.py_func)
+        except RuntimeError as error:
+            warnings.warn(
+                f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
+                "a folder of yours that no one else may write, to keep them between processes",
+                CacheWarning,
+                stacklevel=2,
+            )
+            cache = caching.NullCache()
+        self._dispatcher._cache = cache
+        return getattr(cache, name)
 
 
 #: The options of each parallel kernel made by :func:`cached_njit`, and its serial twin once made.
