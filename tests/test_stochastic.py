@@ -326,6 +326,21 @@ def test_same_seed_same_bits_with_dask_chunks(grid):
     assert lazy.compute().tobytes() == given.tobytes()
 
 
+def test_dask_chunks_of_unknown_size_are_refused_then_known_give_the_same_bits(grid):
+    """A chunk whose place in the array is unknown (after boolean indexing)
+    cannot draw its elements' random numbers: a ValueError at the call, not
+    other bits.  Rule: docs/rules.md#rule-stochastic-reproducible"""
+    da = pytest.importorskip("dask.array")
+    square = grid.reshape(-1)[:1200].reshape(40, 30)
+    kept = da.from_array(square, chunks=(10, 30))[da.ones(40, dtype=bool, chunks=10)]  # every row, sizes unknown
+    options = dict(rounding="stochastic", seed=1)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        numbacast.cast(kept, "float8e4m3fn", **options)
+    kept.compute_chunk_sizes()
+    got = numbacast.cast(kept, "float8e4m3fn", **options).compute()
+    assert got.tobytes() == numbacast.cast(square, "float8e4m3fn", **options).tobytes()
+
+
 def test_stochastic_arguments_are_checked():
     """Rule: docs/rules.md#rule-errors"""
     x = np.ones(3, np.float32)

@@ -46,6 +46,12 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None
         check_source(np.empty(0, x.dtype), source)
     storage = target.storage
     if stochastic:
+        if any(np.isnan(size) for sizes in x.chunks for size in sizes):
+            raise ValueError(
+                f"a stochastic cast of a Dask array needs its chunk sizes (this one has unknown sizes: {x.chunks}): "
+                "each element's random number depends on where it lies in the whole array; call "
+                "x.compute_chunk_sizes() first"
+            )
         da = dask_array_module()
         random_bits = stochastic.pop("random_bits")
         arrays = (x,)
