@@ -232,7 +232,22 @@ def _check_quantized(q):
             f"scales of shape {scales.shape} do not fit elements of shape {elements.shape} "
             f"cut along axis {axis} into blocks of {block_size}: expected {expected}"
         )
-    return fmt, elements, scales, axis, block_size
+    return fmt, elements, scales, axis, block_size, _checked_tensor_scale(q.tensor_scale, fmt)
+
+
+def _checked_tensor_scale(given, fmt):
+    """The tensor scale of a quantisation to ``fmt``: NVFP4's checked (see
+    :func:`_check_tensor_scale`); an MX format's must be 1.0, as
+    :func:`quantize` gives it."""
+    if fmt.tensor_scale:
+        return _check_tensor_scale(given)
+    if (
+        isinstance(given, (bool, np.bool_))
+        or not isinstance(given, (int, float, np.integer, np.floating))
+        or given != 1
+    ):
+        raise ValueError(f"tensor_scale is for nvfp4, not for {fmt.name}: its tensor scale is 1.0, not {given!r}")
+    return np.float32(1.0)
 
 
 def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
@@ -242,14 +257,14 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
     (``"float32"``, ``"float64"``, ``"float16"`` or ``"bfloat16"``, ties to
     even, overflowing to infinity).  A NaN scale gives NaN for its whole
     block (docs/rules.md#rule-mx-dequantize)."""
-    fmt, elements, scales, axis, block_size = _check_quantized(q)
+    fmt, elements, scales, axis, block_size, tensor_scale = _check_quantized(q)
     target = resolve(to)
     if target not in DEQUANTIZED_TYPES:
         raise ValueError(f"dequantize() gives {', '.join(t.name for t in DEQUANTIZED_TYPES)}, not {to!r}")
     blocks = runtime_blocks()
     codes = _moved(elements.view(np.int8 if fmt.integer_elements else np.uint8), axis)
     scale_codes = _moved(scales.view(np.uint8), axis)
-    values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, np.float32(q.tensor_scale))
+    values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, tensor_scale)
     return _restored(values, elements.shape, axis)
 
 
@@ -264,7 +279,7 @@ def to_packed(q: Quantized) -> tuple[np.ndarray, np.ndarray]:
     types one per byte), the scales one byte each.  The tensor scale of
     NVFP4, the shape, axis and block size travel beside them
     (docs/rules.md#rule-mx-wire-layout)."""
-    fmt, elements, scales, _, _ = _check_quantized(q)
+    fmt, elements, scales, _, _, _ = _check_quantized(q)
     if fmt.element_bits < 8:
         packed = runtime().pack(elements)
     else:
@@ -302,8 +317,7 @@ def from_packed(
     dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     axis = _check_axis(axis, len(dims))
     block_size = _check_block_size(block_size, block)
-    if not block.tensor_scale and tensor_scale != 1.0:
-        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    tensor_scale = _checked_tensor_scale(tensor_scale, block)
     if block.element_bits < 8:
         from .packing import unpack
 
@@ -312,7 +326,7 @@ def from_packed(
         values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
     scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
     scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
-    return Quantized(values, scale_values, axis, block_size, block.name, np.float32(tensor_scale))
+    return Quantized(values, scale_values, axis, block_size, block.name, tensor_scale)
 
 
 def _onnx_scale_dtype(fmt):
@@ -328,11 +342,11 @@ def to_dequantize_linear(q: Quantized) -> tuple[dict, dict]:
     scales are FLOAT8E8M0; MXINT8's are float32 (``scale * 2**-6``, exact,
     not always an E8M0 value); NVFP4's are its float32 divisors (block scale
     times tensor scale, rounded to float32; docs/rules.md#rule-mx-onnx)."""
-    fmt, elements, scales, axis, block_size = _check_quantized(q)
+    fmt, elements, scales, axis, block_size, tensor_scale = _check_quantized(q)
     if fmt.integer_elements:
         scales = (scales.astype(np.float64) * 2.0**MXINT8_EXPONENT).astype(np.float32)
     if fmt.tensor_scale:
-        scales = (scales.astype(np.float64) * float(q.tensor_scale)).astype(np.float32)
+        scales = (scales.astype(np.float64) * float(tensor_scale)).astype(np.float32)
     return {"x": elements, "x_scale": scales}, {"axis": axis, "block_size": block_size}
 
 
@@ -359,7 +373,9 @@ def from_dequantize_linear(
         raise ValueError(
             f"no block format has elements of {x.dtype} and scales of {x_scale.dtype}; accepted: {accepted}"
         )
-    if fmt.tensor_scale != (tensor_scale is not None):
+    if fmt.tensor_scale and tensor_scale is None:
+        raise ValueError("nvfp4 needs its tensor_scale: its x_scale are the blocks' divisors, scale times tensor scale")
+    if not fmt.tensor_scale and tensor_scale is not None:
         raise ValueError(f"tensor_scale is given for nvfp4 only (its scales are divisors of it), not for {fmt.name}")
     wide = x_scale.astype(np.float64)
     ts = np.float32(1.0) if tensor_scale is None else _check_tensor_scale(tensor_scale)

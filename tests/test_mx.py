@@ -386,3 +386,23 @@ def test_stochastic_rounding_and_a_given_tensor_scale_in_njit_code_give_the_pyth
 
     with pytest.raises(TypingError, match="tensor_scale is for nvfp4, not for mxfp4_e2m1"):
         scaled_mx(x)
+
+
+def test_a_bad_or_misplaced_tensor_scale_is_refused_by_every_entry_point():
+    """dequantize, to_packed, from_packed and to/from_dequantize_linear check
+    the tensor scale as quantize does: NVFP4's positive and finite, an MX
+    format's 1.0.  Rule: docs/rules.md#rule-errors"""
+    x = sample((2, 64), 14)
+    q, qm = mx.quantize(x, "nvfp4"), mx.quantize(x, "mxfp8_e4m3")
+    for bad in (None, -1.0, 0.0, np.inf, np.nan, "1"):
+        with pytest.raises((TypeError, ValueError), match="tensor_scale must be a positive finite float32"):
+            mx.dequantize(q._replace(tensor_scale=bad))
+        with pytest.raises((TypeError, ValueError), match="tensor_scale must be a positive finite float32"):
+            mx.from_packed(*mx.to_packed(q), (2, 64), "nvfp4", tensor_scale=bad)
+    for call in (mx.dequantize, mx.to_packed, mx.to_dequantize_linear):
+        with pytest.raises(ValueError, match="tensor_scale is for nvfp4, not for mxfp8_e4m3"):
+            call(qm._replace(tensor_scale=2.0))
+    assert np.array_equal(mx.dequantize(qm._replace(tensor_scale=1)), mx.dequantize(qm))
+    inputs, attributes = mx.to_dequantize_linear(q)
+    with pytest.raises(ValueError, match="nvfp4 needs its tensor_scale"):
+        mx.from_dequantize_linear(inputs["x"], inputs["x_scale"], attributes["axis"], attributes["block_size"])
