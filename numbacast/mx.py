@@ -317,7 +317,7 @@ def from_packed(
     dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
     axis = _check_axis(axis, len(dims))
     block_size = _check_block_size(block_size, block)
-    tensor_scale = _checked_tensor_scale(tensor_scale, block)
+    scale = _checked_tensor_scale(tensor_scale, block)
     if block.element_bits < 8:
         from .packing import unpack
 
@@ -326,7 +326,7 @@ def from_packed(
         values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
     scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
     scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
-    return Quantized(values, scale_values, axis, block_size, block.name, tensor_scale)
+    return Quantized(values, scale_values, axis, block_size, block.name, scale)
 
 
 def _onnx_scale_dtype(fmt):
