@@ -1,6 +1,7 @@
 """The public scalar codecs, called from a user's own @njit code."""
 
 import functools
+import re
 
 import ml_dtypes
 import numpy as np
@@ -190,3 +191,33 @@ def test_encode_options_are_checked_as_in_cast(options):
     with pytest.raises(TypingError) as njit_error:
         compiled(1.5)
     assert str(python_error.value) in str(njit_error.value)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        ("scalar.decode_float8e4m3fn(1.5)", TypeError, "takes an integer storage code, not 1.5"),
+        ("scalar.decode_float8e4m3fn(True)", TypeError, "takes an integer storage code"),
+        ("scalar.encode_float8e4m3fn(1000.0, 2)", TypeError, "saturate must be True/False"),
+        ("scalar.encode_float8e4m3fn(1000.0, 'no')", TypeError, "saturate must be True/False"),
+        ("scalar.encode_float8e4m3fn('1')", TypeError, "takes one real number, not '1'"),
+        ("scalar.encode_float8e4m3fn(None)", TypeError, "takes one real number, not None"),
+        ("scalar.encode_float8e8m0(3.0, True, 'sideways')", ValueError, "round_mode must be one of"),
+    ],
+)
+def test_the_per_type_codecs_check_their_arguments(call, error, message):
+    """A fractional code, a saturate that is not a bool, a text: an error
+    naming it, never read as something else; in @njit code a typing error
+    (a round_mode, which may be a run-time value there, when it runs).
+    Rule: docs/rules.md#rule-errors"""
+    with pytest.raises(error, match=re.escape(message)):
+        eval(call, {"scalar": scalar})
+    compiled = njit(eval(f"lambda: {call}", {"scalar": scalar}))
+    with pytest.raises(ValueError if "round_mode" in message else TypingError, match="round_mode|takes|saturate"):
+        compiled()
+
+
+def test_the_per_type_codecs_take_any_python_int():
+    """An int beyond 64 bits is the float64 it rounds to, as Numba takes smaller ones."""
+    assert scalar.encode_float8e4m3fn(2**70) == scalar.encode_float8e4m3fn(float(2**70)) == 0x7E
+    assert scalar.encode_float8e4m3fn(-(2**70), False) == 0xFF

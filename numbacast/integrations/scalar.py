@@ -195,11 +195,89 @@ def _overload_decode(x):
     return lambda x: write(convert(read(x)))
 
 
+def _python_number(x, name):
+    """``x``, a real number given to ``name`` from Python, as the jitted codec
+    takes it: a Python int beyond the 64-bit ones as the float64 Numba would
+    make of it."""
+    if isinstance(x, (bool, float, np.bool_, np.integer, np.floating)):
+        return x
+    if isinstance(x, int):
+        return x if -(1 << 63) <= x < 1 << 64 else float(x)
+    if isinstance(x, np.generic):  # an element of an ml_dtypes array
+        try:
+            if not resolve(x.dtype).is_string:
+                return x
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{name} takes one real number, not {x!r}")
+
+
+def _is_number_type(t):
+    return isinstance(t, (types.Number, types.Boolean, Element))
+
+
+def _check_saturate_type(saturate, name):
+    """``saturate`` of ``name`` in ``@njit`` code: a bool (a run-time value or a
+    literal), or a literal 0 or 1."""
+    if not isinstance(saturate, types.Type):  # the default, when the call leaves it out
+        return
+    literal_bit = isinstance(saturate, types.IntegerLiteral) and saturate.literal_value in (0, 1)
+    if not (isinstance(saturate, (types.Boolean, types.Omitted)) or literal_bit):
+        raise errors.NumbaTypeError(f"{name}: saturate must be True or False (or 1 or 0), not {saturate}")
+
+
+def _float_codecs(t):
+    """``(encode_<name>, decode_<name>)`` of the type ``t``: Python functions
+    that check their arguments and run the compiled codec, and take the same
+    arguments in ``@njit`` code (checked when it compiles)."""
+    encode_name, decode_name = f"encode_{t.name}", f"decode_{t.name}"
+    compiled_decode = _decoder(t)
+    if t.name == "float8e8m0":
+        compiled_encode = _e8m0_encoder(t)
+
+        def encode(x, saturate=True, round_mode="up"):
+            return compiled_encode(
+                _python_number(x, encode_name), check_saturate(saturate), check_round_mode(round_mode)
+            )
+
+        def overload_encode(x, saturate=True, round_mode="up"):
+            if not _is_number_type(x):
+                raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
+            _check_saturate_type(saturate, encode_name)
+            return lambda x, saturate=True, round_mode="up": compiled_encode(x, saturate, round_mode)
+
+    else:
+        compiled_encode = _encoder(t)
+
+        def encode(x, saturate=True):
+            return compiled_encode(_python_number(x, encode_name), check_saturate(saturate))
+
+        def overload_encode(x, saturate=True):
+            if not _is_number_type(x):
+                raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
+            _check_saturate_type(saturate, encode_name)
+            return lambda x, saturate=True: compiled_encode(x, saturate)
+
+    def decode(code):
+        if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)):
+            raise TypeError(f"{decode_name} takes an integer storage code, not {code!r}")
+        return compiled_decode(code)
+
+    def overload_decode(code):
+        if not isinstance(code, types.Integer):
+            raise errors.NumbaTypeError(f"{decode_name} takes an integer storage code, not {code}")
+        return lambda code: compiled_decode(code)
+
+    overload(encode, jit_options={"nogil": True})(overload_encode)
+    overload(decode, jit_options={"nogil": True})(overload_decode)
+    encode.__name__ = encode.__qualname__ = encode_name
+    decode.__name__ = decode.__qualname__ = decode_name
+    encode.__doc__, decode.__doc__ = _docstrings(t)
+    return encode, decode
+
+
 __all__ = ["CODEC_TYPES", "encode", "decode"]
 for _type in CODEC_TYPES:
-    _encode = _e8m0_encoder(_type) if _type.name == "float8e8m0" else _encoder(_type)
-    globals()[f"encode_{_type.name}"] = _encode
-    globals()[f"decode_{_type.name}"] = _decoder(_type)
-    _encode.__doc__, globals()[f"decode_{_type.name}"].__doc__ = _docstrings(_type)
+    globals()[f"encode_{_type.name}"], globals()[f"decode_{_type.name}"] = _float_codecs(_type)
     __all__ += [f"encode_{_type.name}", f"decode_{_type.name}"]
-del _type, _encode
+del _type
