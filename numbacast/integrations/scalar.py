@@ -35,11 +35,14 @@ types, FLOAT4E2M1, INT4, UINT4, INT2 and UINT2 -- this module has
 * ``encode_<name>(x, saturate=True)``: the float64 (or anything Numba turns
   into one, such as a float32) ``x`` cast to the type, as its storage code
   (uint8, or uint16 for FLOAT16 and BFLOAT16).  ``encode_float8e8m0`` also takes
-  ``round_mode`` ("up", "down" or "nearest").
+  ``round_mode`` ("up", "down" or "nearest").  A ``saturate`` other than
+  True or False (or 1 or 0), or an ``x`` that is not a real number, is a
+  TypeError.
 * ``decode_<name>(code)``: the exact value of a storage code, as a float64
   (int64 for the integer types).  Bits above the type's width are ignored,
   but a code outside its storage (0 to 255, or to 65535 for FLOAT16 and
-  BFLOAT16) raises ValueError rather than being cut to fit.
+  BFLOAT16) raises ValueError rather than being cut to fit, and a code that
+  is not an integer raises TypeError.
 
 They follow the same rules as :func:`numbacast.cast` -- they are the functions
 its kernels are built from -- and work from Python too (compiled on first call).
