@@ -108,6 +108,7 @@ def test_flags(source, tmp_path, capsys, flags, target, options):
         (["cast", "{source}", "--to", "int8"], "the following arguments are required: -o/--output"),
         (["cast", "{source}", "--to", "int8", "-o", "{tmp}/no/such/dir/y.npy"], "No such file or directory"),
         (["convert", "x"], "invalid choice: 'convert'"),
+        (["cast", "{source}", "--to", "float8_e4m3", "-o", "{out}"], "float8_e4m3 is not an ONNX type"),
     ],
 )
 def test_errors_are_one_line_and_leave_no_file(source, tmp_path, capsys, argv, message):

@@ -236,3 +236,12 @@ def test_ops_are_named_for_the_evaluator():
     assert [op.__name__ for op in nx.ops] == ["Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"]
     assert all(op.op_domain == "" for op in nx.ops)
     assert onnx.defs.get_schema("Cast", 28).since_version == 28
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e4m3b11fnuz", "float8_e3m4"])
+def test_ml_dtypes_types_that_onnx_lacks_are_a_value_error_saying_so(dtype):
+    """Rule: docs/onnx.md (a type the version does not know is a ValueError)"""
+    odd = np.zeros(2, getattr(ml_dtypes, dtype))
+    for call in (lambda: numbacast.onnx.cast(odd, 1), lambda: numbacast.onnx.castlike(np.ones(2, np.float32), odd)):
+        with pytest.raises(ValueError, match=f"{dtype} is not an ONNX type"):
+            call()

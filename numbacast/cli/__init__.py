@@ -202,7 +202,10 @@ def parse_type(text):
         return versions.name_of_id(int(key))
     if key.upper() in versions.TYPE_IDS:
         return key.upper()
-    return resolve(key).onnx_name
+    name = resolve(key).onnx_name
+    if name not in versions.TYPE_IDS:
+        raise CommandError(f"{text} is not an ONNX type: the cast command casts as the ONNX Cast operator does")
+    return name
 
 
 def file_kind(path):

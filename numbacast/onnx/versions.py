@@ -137,7 +137,9 @@ class OperatorVersion:
                 )
 
     def _came_with(self, name):
-        since = INTRODUCED[name]
+        since = INTRODUCED.get(name)
+        if since is None:
+            return f"{name} is not an ONNX type (no {self.op} version takes it)"
         later = [v for v in VERSIONS[self.op] if v >= since]
         if later:
             return f"{name} came with {self.op}-{later[0]} (opset {later[0]})"
