@@ -2,6 +2,7 @@
 their descriptions, P3109 and gfloat's named formats, ml_dtypes' float8 types
 ONNX lacks, casts to and from them, and their kernels on disk."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -71,6 +72,34 @@ def test_formats_numbacast_cannot_take_are_refused():
         numbacast.resolve(FloatFormat(8, 10, 127, True, description.NAN_IEEE))
     with pytest.raises(ValueError, match="sign bit"):
         FloatType("x", FloatFormat(4, 3, 7, False, description.NAN_NEGATIVE_ZERO, signed=False))
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda: cast(np.ones(1), FloatFormat(4, 3, 7, False, "IEEE")), ValueError, "unknown NaN encoding 'IEEE'"),
+        (lambda: cast(np.ones(1), FloatFormat(4, 3, 7, False, None)), TypeError, "nan must be one of"),
+        (lambda: FloatType("x", FloatFormat(4, 3, 7.5, False, "none")), TypeError, "bias must be an integer, not 7.5"),
+        (lambda: numbacast.resolve(FloatFormat(4, 3, 7, "yes", "none")), TypeError, "has_inf must be True or False"),
+        (lambda: numbacast.resolve(FloatFormat(True, 3, 7, False, "none")), TypeError, "exponent_bits must be an"),
+        (lambda: p3109(8, 3, signed="no"), TypeError, "signed must be True or False, not 'no'"),
+        (lambda: p3109(8.0, 3), TypeError, "k must be an integer, not 8.0"),
+        (lambda: p3109(20, 3), ValueError, "2 <= k <= 16"),
+        (lambda: numbacast.gfloat_format(None), TypeError, "takes the name of one of gfloat's formats"),
+    ],
+)
+def test_format_fields_of_the_wrong_type_or_value_are_named(make, error, message):
+    """A field of the wrong type is a TypeError naming it, an unknown NaN
+    encoding a ValueError listing the known ones, never a KeyError or a value
+    quietly taken for another.  Rule: docs/rules.md#rule-user-formats"""
+    with pytest.raises(error, match=re.escape(message)):
+        make()
+
+
+def test_integer_types_of_numpy_and_gfloat_format_infos_are_taken():
+    assert p3109(np.int64(8), np.int32(3)) == p3109(8, 3)
+    assert numbacast.gfloat_format(gformats.format_info_ocp_e5m2) is numbacast.FLOAT8E5M2
+    assert numbacast.gfloat_format(gformats.format_info_p3109(8, 3)) == p3109(8, 3)
 
 
 @pytest.mark.parametrize("name", ["float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz"])

@@ -35,16 +35,32 @@ from . import description as f
 #: The widest custom format, in bits.
 MAX_BITS = 16
 
+_NAN_ENCODINGS = (f.NAN_IEEE, f.NAN_ALL_ONES, f.NAN_NEGATIVE_ZERO, f.NAN_NONE)
+
 
 def check_format(fmt: f.FloatFormat) -> f.FloatFormat:
-    """``fmt`` if numbacast can cast to and from it, else ValueError saying why."""
+    """``fmt`` if numbacast can cast to and from it, else ValueError saying why
+    (TypeError for a field of the wrong type)."""
+    wrong = [
+        f"{name} must be an integer, not {getattr(fmt, name)!r}"
+        for name in ("exponent_bits", "mantissa_bits", "bias")
+        if isinstance(getattr(fmt, name), (bool, np.bool_)) or not isinstance(getattr(fmt, name), (int, np.integer))
+    ] + [
+        f"{name} must be True or False, not {getattr(fmt, name)!r}"
+        for name in ("has_inf", "signed", "subnormals")
+        if not isinstance(getattr(fmt, name), (bool, np.bool_))
+    ]
+    if not isinstance(fmt.nan, str):
+        wrong.append(f"nan must be one of {_NAN_ENCODINGS}, not {fmt.nan!r}")
+    if wrong:
+        raise TypeError(f"float format {fmt}: " + "; ".join(wrong))
     problems = []
     if fmt.exponent_bits < 0 or fmt.mantissa_bits < 0:
         problems.append("field widths must not be negative")
     if not 1 <= fmt.bits <= MAX_BITS:
         problems.append(f"it has {fmt.bits} bits; numbacast takes formats of 1 to {MAX_BITS} bits")
-    if fmt.nan not in (f.NAN_IEEE, f.NAN_ALL_ONES, f.NAN_NEGATIVE_ZERO, f.NAN_NONE):
-        problems.append(f"unknown NaN encoding {fmt.nan!r}")
+    if fmt.nan not in _NAN_ENCODINGS:
+        problems.append(f"unknown NaN encoding {fmt.nan!r} (one of {_NAN_ENCODINGS})")
     if fmt.nan == f.NAN_IEEE and (not fmt.has_inf or fmt.mantissa_bits < 1 or fmt.exponent_bits < 1):
         problems.append("IEEE NaNs need infinities, an exponent field and a mantissa")
     if fmt.nan == f.NAN_NEGATIVE_ZERO and not fmt.signed:
@@ -117,7 +133,7 @@ def format_name(fmt: f.FloatFormat) -> str:
 
 def float_type(fmt: f.FloatFormat, name: str | None = None) -> FloatType:
     """The :class:`FloatType` of a format of yours (named by its fields unless ``name``)."""
-    return FloatType(name or format_name(fmt), fmt)
+    return FloatType(name or format_name(check_format(fmt)), fmt)
 
 
 def p3109_format(k: int, p: int, signed: bool = True, extended: bool = True) -> f.FloatFormat:
@@ -127,8 +143,18 @@ def p3109_format(k: int, p: int, signed: bool = True, extended: bool = True) -> 
     place of -0, unsigned ones the all-ones code; ``extended`` formats have
     infinity in the largest magnitude code below the NaN (finite ones a larger
     ``max`` there)."""
-    if not (isinstance(k, int) and isinstance(p, int)) or not 2 <= k <= MAX_BITS or not 1 <= p <= k:
-        raise ValueError(f"P3109 binary{k}p{p} ({'signed' if signed else 'unsigned'}) is not a format numbacast takes")
+    for name, value in (("k", k), ("p", p)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"P3109's {name} must be an integer, not {value!r}")
+    for name, value in (("signed", signed), ("extended", extended)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"P3109's {name} must be True or False, not {value!r}")
+    k, p, signed, extended = int(k), int(p), bool(signed), bool(extended)
+    if not 2 <= k <= MAX_BITS or not 1 <= p <= k:
+        raise ValueError(
+            f"P3109 binary{k}p{p} ({'signed' if signed else 'unsigned'}) is not a format numbacast takes: "
+            f"it takes 2 <= k <= {MAX_BITS} bits and a precision 1 <= p <= k"
+        )
     if signed:
         return f.FloatFormat(k - p, p - 1, (1 << (k - p - 1)) if k - p >= 1 else 0, extended, f.NAN_NEGATIVE_ZERO)
     return f.FloatFormat(k - p + 1, p - 1, 1 << (k - p), extended, f.NAN_ALL_ONES, signed=False)
@@ -138,8 +164,9 @@ def p3109(k: int, p: int, signed: bool = True, extended: bool = True) -> FloatTy
     """The P3109 format ``binary{k}p{p}``, signed or unsigned, extended (with
     infinities) or finite, named as gfloat names it: ``p3109_k{k}p{p}{s|u}{e|f}``.
     Casts to it return its codes (uint8 or uint16)."""
-    name = f"p3109_k{k}p{p}{'s' if signed else 'u'}{'e' if extended else 'f'}"
-    return FloatType(name, p3109_format(k, p, signed, extended))
+    fmt = p3109_format(k, p, signed, extended)
+    name = f"p3109_k{int(k)}p{int(p)}{'s' if signed else 'u'}{'e' if extended else 'f'}"
+    return FloatType(name, fmt)
 
 
 #: gfloat's names of the P3109 formats.

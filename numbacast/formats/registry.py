@@ -227,7 +227,12 @@ def gfloat_format(name: str):
     """The type of one of gfloat's named formats: the ONNX type for those that
     are one (``"binary16"`` is FLOAT16, ``"ocp_e4m3"`` FLOAT8E4M3FN,
     ``"ocp_e8m0"`` FLOAT8E8M0 ...; ONNX's rules then apply), a P3109 type for
-    ``"p3109_k{K}p{P}{s|u}{e|f}"``.  gfloat need not be installed."""
+    ``"p3109_k{K}p{P}{s|u}{e|f}"``.  gfloat need not be installed; one of its
+    ``FormatInfo`` objects is taken by its name."""
+    if not isinstance(name, str) and isinstance(getattr(name, "name", None), str):
+        name = name.name  # a gfloat FormatInfo
+    if not isinstance(name, str):
+        raise TypeError(f"gfloat_format takes the name of one of gfloat's formats (a str), not {name!r}")
     if name in GFLOAT_ONNX:
         return resolve(GFLOAT_ONNX[name])
     found = custom.P3109_NAME.fullmatch(name)
