@@ -91,8 +91,10 @@ def _check_scale_rule(scale_rule, fmt):
 def _float_input(x):
     """``x`` as a float32 or float64 array (float16 and bfloat16 widened, exactly)."""
     array = np.asarray(x)
+    if not array.dtype.isnative:  # either byte order, as numbacast.cast takes
+        array = array.astype(array.dtype.newbyteorder("="))
     if array.dtype in (np.float32, np.float64):
-        return array.astype(array.dtype.newbyteorder("="), copy=False)
+        return array
     if array.dtype in (FLOAT16.storage, BFLOAT16.storage):
         return array.astype(np.float32)
     raise TypeError(
@@ -314,7 +316,10 @@ def from_packed(
     ``block_size`` (default the format's), with the ``tensor_scale`` of NVFP4.
     ValueError when a byte count does not match the shape."""
     block = block_format(fmt)
-    dims = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and d >= 0 for d in dims):
+        raise TypeError(f"shape must be a tuple of integers from 0 up, not {shape!r}")
+    dims = tuple(int(d) for d in dims)
     axis = _check_axis(axis, len(dims))
     block_size = _check_block_size(block_size, block)
     scale = _checked_tensor_scale(tensor_scale, block)

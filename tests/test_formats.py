@@ -138,6 +138,10 @@ def test_cast_to_and_from_a_custom_format():
     assert down.tolist() == cast(values, u, rounding="toward_zero", saturate=True).tolist()
     with pytest.raises(TypeError, match="dtype"):
         cast(codes.astype(np.uint16), "float", source=t)
+    wide = p3109(16, 9)  # codes of either byte order
+    wide_codes = cast(np.linspace(-3, 3, 101), wide)
+    swapped = cast(wide_codes.astype(">u2"), "double", source=wide)
+    assert swapped.tolist() == cast(wide_codes, "double", source=wide).tolist()
     # stochastic rounding into it, with the random bits of gfloat
     x = np.random.default_rng(1).standard_normal(5000).astype(np.float32)
     bits = np.random.default_rng(2).integers(0, 1 << 10, x.size, dtype=np.uint16)

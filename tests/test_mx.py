@@ -3,6 +3,8 @@ gfloat's element and scale rounding, every rounding mode against
 ``numbacast.cast``, any axis and block size, the wire layout, the ONNX
 ``DequantizeLinear`` inputs and the errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -406,3 +408,16 @@ def test_a_bad_or_misplaced_tensor_scale_is_refused_by_every_entry_point():
     inputs, attributes = mx.to_dequantize_linear(q)
     with pytest.raises(ValueError, match="nvfp4 needs its tensor_scale"):
         mx.from_dequantize_linear(inputs["x"], inputs["x_scale"], attributes["axis"], attributes["block_size"])
+
+
+def test_big_endian_input_is_quantised_as_native_and_a_fractional_shape_is_refused():
+    """Either byte order, as numbacast.cast takes; from_packed's shape must
+    be integers, not truncated.  Rule: docs/rules.md#rule-errors"""
+    x = sample((4, 64), 15)
+    q = mx.quantize(x, "mxfp8_e4m3")
+    swapped = mx.quantize(x.astype(">f4"), "mxfp8_e4m3")
+    assert np.array_equal(codes(swapped.elements), codes(q.elements))
+    assert np.array_equal(codes(swapped.scales), codes(q.scales))
+    with pytest.raises(TypeError, match=re.escape("shape must be a tuple of integers from 0 up, not (3.7, 64)")):
+        mx.from_packed(*mx.to_packed(q), (3.7, 64), "mxfp8_e4m3")
+    assert mx.from_packed(*mx.to_packed(q), (np.int64(4), 64), "mxfp8_e4m3").elements.shape == (4, 64)

@@ -100,7 +100,7 @@ def check_source(array, source):
     if source is None:
         return resolve(array.dtype)
     codes = np.dtype(f"u{source.storage.itemsize}") if source.is_float or source.is_integer else None
-    if array.dtype not in (source.storage, codes):
+    if array.dtype.newbyteorder("=") not in (source.storage, codes):  # either byte order
         accepted = f"{source.storage}" + (f" or {codes} codes" if codes is not None and codes != source.storage else "")
         raise TypeError(f"an array of {source.onnx_name} must have dtype {accepted}, not {array.dtype}")
     return source
