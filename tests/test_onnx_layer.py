@@ -245,3 +245,10 @@ def test_ml_dtypes_types_that_onnx_lacks_are_a_value_error_saying_so(dtype):
     for call in (lambda: numbacast.onnx.cast(odd, 1), lambda: numbacast.onnx.castlike(np.ones(2, np.float32), odd)):
         with pytest.raises(ValueError, match=f"{dtype} is not an ONNX type"):
             call()
+
+
+def test_array_to_tensor_takes_either_byte_order_and_refuses_types_onnx_lacks():
+    swapped = nx.array_to_tensor(np.arange(5).astype(">i4"))
+    assert numpy_helper.to_array(swapped).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="float8_e4m3 is not an ONNX type"):
+        nx.array_to_tensor(np.zeros(2, ml_dtypes.float8_e4m3))

@@ -211,7 +211,12 @@ def array_to_tensor(array: Any, name: str = "") -> Any:
     """A TensorProto holding ``array``, packed where its type is packed."""
     refuse_masked(array, "numbacast.onnx.array_to_tensor")
     array = np.asarray(array)
-    t = _packed_type(operators.type_name(array.dtype))
+    if not array.dtype.isnative:  # ONNX stores little-endian values; from either byte order
+        array = array.astype(array.dtype.newbyteorder("="))
+    name_of_type = operators.type_name(array.dtype)
+    if name_of_type not in versions.TYPE_IDS:
+        raise ValueError(f"{name_of_type} is not an ONNX type: a TensorProto cannot hold it")
+    t = _packed_type(name_of_type)
     if t is None:
         return numpy_helper.from_array(array, name or None)
     return _packed_tensor(pack(array), t, array.shape, name)
