@@ -341,6 +341,21 @@ def test_dask_chunks_of_unknown_size_are_refused_then_known_give_the_same_bits(g
     assert got.tobytes() == numbacast.cast(square, "float8e4m3fn", **options).tobytes()
 
 
+def test_random_bits_that_are_also_out_are_read_before_they_are_written():
+    """A cast into the array of its own random numbers (uint8 codes of a
+    format of 8 bits) gives the bits of a cast from a copy of them: the
+    values the fast pass leaves to the exact one, below the smallest
+    normal, re-read their random numbers after the pass wrote ``out``."""
+    target = numbacast.p3109(8, 3)
+    rng = np.random.default_rng(0)
+    x = (rng.random(100_000) * 2.0**-14 * rng.choice([-1, 1], 100_000)).astype(np.float32)
+    bits = rng.integers(0, 256, x.size).astype(np.uint8)
+    options = dict(rounding="stochastic", stochastic_bits=8)
+    want = numbacast.cast(x, target, random_bits=bits.copy(), **options)
+    assert numbacast.cast(x, target, random_bits=bits, out=bits, **options) is bits
+    assert np.array_equal(bits, want)
+
+
 def test_stochastic_arguments_are_checked():
     """Rule: docs/rules.md#rule-errors"""
     x = np.ones(3, np.float32)

@@ -217,6 +217,11 @@ def check_random_bits(random_bits, shape, bits):
     return flat
 
 
+def _shares_memory(out, array, random):
+    """Whether writing ``out`` may change ``array`` or the random numbers ``random`` (None or an array)."""
+    return np.may_share_memory(out, array) or (random is not None and np.may_share_memory(out, random))
+
+
 def cast_stochastic(conversion, array, out, key, random=None, location=None):
     """Apply the stochastic ``conversion`` to ``array`` into ``out`` (checked)
     or a new array: ``key`` from :func:`~numbacast.engine.rounding.seed_key`,
@@ -226,7 +231,7 @@ def cast_stochastic(conversion, array, out, key, random=None, location=None):
 
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
-    if out is not None and (not out.flags.c_contiguous or np.may_share_memory(out, array)):
+    if out is not None and (not out.flags.c_contiguous or _shares_memory(out, array, random)):
         out[...] = cast_stochastic(conversion, array, None, key, random, location)
         return out
     if out is None:
