@@ -3,6 +3,8 @@
 exact reference's codes for the deterministic modes and for given random
 bits, the Python call's bits for a seed, and the Python call's checks."""
 
+import re
+
 import exact
 import numpy as np
 import pytest
@@ -70,15 +72,16 @@ def test_a_seeded_stochastic_cast_is_the_python_call(size):
     assert np.array_equal(codes(_stochastic(view, 7)), codes(want))
 
 
-def test_without_a_seed_each_stochastic_cast_draws_a_fresh_one():
+def test_stochastic_rounding_in_njit_code_needs_a_seed_or_random_bits():
+    """numbacast draws no seed of its own in @njit code (it would use up the
+    user's np.random draws): a typing error saying what to give."""
+
     @njit
-    def fresh(a):
+    def unseeded(a):
         return numbacast.cast(a, "bfloat16", rounding="stochastic")
 
-    x = np.full(4096, 1.0 + 2.0**-10, np.float32)  # rounds up with probability 1/8
-    first, second = codes(fresh(x)), codes(fresh(x))
-    assert 0 < np.count_nonzero(first != codes(numbacast.cast(x, "bfloat16"))) < x.size
-    assert not np.array_equal(first, second)
+    with pytest.raises(TypingError, match=re.escape("needs seed= (an integer) or random_bits=")):
+        unseeded(EDGES)
 
 
 @njit
@@ -105,24 +108,57 @@ def test_a_stochastic_cast_into_out_any_strides():
     x = sample(3000, seed=4).reshape(-1)[:3000].reshape(60, 50)
     want = numbacast.cast(x, "bfloat16", rounding="stochastic", seed=11)
     for out in (np.empty_like(want), np.empty((50, 60), want.dtype).T):
-        assert into(x, out) is not None
+        assert np.shares_memory(into(x, out), out)
         assert np.array_equal(codes(np.ascontiguousarray(out)), codes(want))
 
 
-def test_run_time_checks_raise_before_writing():
-    @njit
-    def seeded(a, seed, out):
-        return numbacast.cast(a, "float8e4m3fn", rounding="stochastic", seed=seed, out=out)
+@njit
+def _given_bits_into(a, r, out):
+    return numbacast.cast(a, "float4e2m1", rounding="stochastic", random_bits=r, stochastic_bits=6, out=out)
 
-    x, out = sample(100), np.zeros(sample(100).shape, numbacast.cast(EDGES, "float8e4m3fn").dtype)
-    with pytest.raises(ValueError, match=r"seed must be in 0 \.\. 2\*\*64 - 1"):
-        seeded(x, -1, out)
+
+@njit
+def _seeded_into(a, seed, out):
+    return numbacast.cast(a, "float8e4m3fn", rounding="stochastic", seed=seed, out=out)
+
+
+@njit
+def _seeded_exact(a, seed):
+    return numbacast.cast(a, "double", rounding="stochastic", seed=seed)
+
+
+def test_run_time_checks_raise_the_python_errors_before_writing():
+    x = sample(100)
     wide = np.full(x.shape, 64, np.uint8)
-    with pytest.raises(ValueError, match="more than stochastic_bits bits"):
-        _given_bits(x, wide)
-    with pytest.raises(ValueError, match="different shape"):
-        _given_bits(x, wide[1:])
-    assert not codes(out).any()
+    calls = [
+        (lambda out: _seeded_into(x, -1, out), dict(seed=-1), "float8e4m3fn"),
+        (lambda out: _given_bits_into(x, wide, out), dict(random_bits=wide, stochastic_bits=6), "float4e2m1"),
+        (lambda out: _given_bits_into(x, wide[1:], out), dict(random_bits=wide[1:], stochastic_bits=6), "float4e2m1"),
+    ]
+    for call, options, target in calls:
+        with pytest.raises(ValueError) as python_error:
+            numbacast.cast(x, target, rounding="stochastic", **options)
+        out = np.zeros(x.shape, numbacast.cast(x[:1], target).dtype)
+        with pytest.raises(ValueError) as njit_error:
+            call(out)
+        assert str(njit_error.value) == str(python_error.value)
+        assert not codes(out).any()
+    # a seed is checked even where every value is exact and no random number is drawn
+    with pytest.raises(ValueError, match=re.escape("seed must be in 0 .. 2**64 - 1, not -1")):
+        _seeded_exact(x, -1)
+
+
+def test_random_bits_that_are_also_out_are_read_before_they_are_written():
+    """An out= that is a view of the random numbers gets the bits of a cast
+    from a copy of them (values below the smallest normal, which the exact
+    pass redoes, re-read theirs after the fast pass wrote out)."""
+    rng = np.random.default_rng(6)
+    x = (rng.random(20_000) * rng.choice([-1, 1], 20_000)).astype(np.float32)
+    bits = rng.integers(0, 64, x.shape).astype(np.uint8)
+    want = numbacast.cast(x, "float4e2m1", rounding="stochastic", random_bits=bits.copy(), stochastic_bits=6)
+    out = bits.view(want.dtype)
+    _given_bits_into(x, bits, out)
+    assert np.array_equal(codes(out), codes(want))
 
 
 @pytest.mark.parametrize(

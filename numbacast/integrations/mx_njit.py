@@ -24,7 +24,7 @@ from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .njit import _absent, _checked, _key, _literal, _stochastic_options
+from .njit import _absent, _checked, _key, _literal, _no_key, _stochastic_options
 from .numba_types import as_dtype
 
 
@@ -69,12 +69,6 @@ def _tensor_part(block_format_, tensor_scale):
     if not isinstance(tensor_scale, (types.Float, types.Integer)):
         raise errors.NumbaTypeError(f"tensor_scale must be a positive finite float32, not {tensor_scale}")
     return _given_tensor_part
-
-
-@register_jitable
-def _no_key(seed):
-    """The stochastic key of a rounding that is not stochastic (unused)."""
-    return np.uint64(0)
 
 
 @overload(quantize, prefer_literal=True, jit_options={"nogil": True})

@@ -9,9 +9,12 @@ if given, literal ``saturate``, ``round_mode``, ``rounding`` and
 kernel as the Python call (the same table-or-compute choice,
 :func:`numbacast.engine.arrays.uses_table`; for stochastic rounding the same
 kernel over the element indices of the whole array) and gives the same bits.
-Without ``seed`` (and ``random_bits``), a stochastic cast draws a fresh seed
-from Numba's random generator (``np.random`` in ``@njit`` code), where the
-Python call asks the operating system.
+A stochastic cast needs ``seed`` or ``random_bits`` there (the Python call
+draws a fresh seed from the operating system; ``@njit`` code has no source
+but the user's own ``np.random``, whose draws numbacast does not take).  The
+literal options are checked when the function compiles, the run-time values
+(a negative seed, ``random_bits`` of another shape or too wide) when it runs,
+with the Python call's messages.
 
 Arrays are typed as in Python: importing numbacast makes every ml_dtypes
 dtype of an ONNX type a Numba type (:mod:`numbacast.integrations.numba_types`),
@@ -52,7 +55,9 @@ def _literal(value, name):
         return value.literal_value
     if isinstance(value, types.NoneType):
         return None
-    raise errors.NumbaTypeError(f"numbacast.cast in @njit code needs {name} as a literal constant, not {value}")
+    raise errors.NumbaTypeError(
+        f"numbacast in @njit code needs {name} as a literal constant (written in the call), not {value}"
+    )
 
 
 def _checked(check, value):
@@ -149,33 +154,47 @@ def _absent(value):
     return value is None or isinstance(value, (types.NoneType, types.Omitted))
 
 
-def _key(seed):
-    """The stochastic key of ``seed`` (an integer, checked at run time), or of
-    a fresh seed from Numba's random generator when it is None (``@njit`` only)."""
+@register_jitable
+def _shape_text(shape):
+    """``str(shape)`` of a shape tuple, in ``@njit`` code."""
+    parts = ""
+    for i, size in enumerate(shape):
+        parts += (", " if i else "") + str(size)
+    return "(" + parts + ("," if len(shape) == 1 else "") + ")"
 
 
-@overload(_key)
-def _overload_key(seed):
-    if _absent(seed):
-        half = 1 << 32
-        return lambda seed: seed_key(
-            np.uint64(np.uint64(np.random.randint(0, half)) << np.uint64(32)) | np.uint64(np.random.randint(0, half))
-        )
+def _check_seed(seed):
+    """ValueError, as the Python call raises it, for a negative ``seed`` (``@njit`` only)."""
+
+
+@overload(_check_seed)
+def _overload_check_seed(seed):
     if isinstance(seed, types.Integer) and seed.signed:
 
-        def signed_key(seed):
+        def check(seed):
             if seed < 0:
-                raise ValueError("seed must be in 0 .. 2**64 - 1")
-            return seed_key(np.uint64(seed))
+                raise ValueError("seed must be in 0 .. 2**64 - 1, not " + str(seed))
 
-        return signed_key
-    if isinstance(seed, types.Integer):
-        return lambda seed: seed_key(np.uint64(seed))
+        return check
+    return lambda seed: None
+
+
+@register_jitable
+def _key(seed):
+    """The stochastic key of the integer ``seed``, checked (``@njit`` only)."""
+    _check_seed(seed)
+    return seed_key(np.uint64(seed))
+
+
+@register_jitable
+def _no_key(seed):
+    """The key of a cast that draws no random numbers of its own (unused)."""
+    return np.uint64(0)
 
 
 def _random_numbers(random_bits, shape, bits):
-    """``random_bits`` checked against the input's ``shape`` and ``bits`` and
-    flattened, or None (``@njit`` only)."""
+    """``random_bits`` checked against the input's ``shape`` and ``bits`` as
+    the Python call checks them, and flattened; or None (``@njit`` only)."""
 
 
 @overload(_random_numbers)
@@ -185,15 +204,35 @@ def _overload_random_numbers(random_bits, shape, bits):
 
     def flat(random_bits, shape, bits):
         if random_bits.shape != shape:
-            raise ValueError("random_bits has a different shape from the input")
+            raise ValueError(
+                "random_bits has shape "
+                + _shape_text(random_bits.shape)
+                + "; the input has shape "
+                + _shape_text(shape)
+            )
         numbers = np.ascontiguousarray(random_bits).reshape(-1)
-        if bits < 64:
-            for r in numbers:
-                if np.uint64(r) >> np.uint64(bits) != 0:
-                    raise ValueError("random_bits holds values of more than stochastic_bits bits")
+        if bits < 64 and numbers.size and np.uint64(numbers.max()) >> np.uint64(bits) != 0:
+            raise ValueError(
+                "random_bits holds values of more than stochastic_bits="
+                + str(bits)
+                + " bits (up to "
+                + str(numbers.max())
+                + ")"
+            )
         return numbers
 
     return flat
+
+
+def _may_write_over(random_bits, out):
+    """Whether writing ``out`` could change ``random_bits`` (``@njit`` only)."""
+
+
+@overload(_may_write_over)
+def _overload_may_write_over(random_bits, out):
+    if _absent(random_bits):
+        return lambda random_bits, out: False
+    return lambda random_bits, out: _overlap(random_bits, out)
 
 
 def _stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
@@ -212,7 +251,13 @@ def _stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
         if random_bits.ndim != x.ndim:
             raise errors.NumbaValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
     bits_value = _literal(stochastic_bits, "stochastic_bits")
-    return _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
+    bits = _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
+    if bits is not None and _absent(seed) and _absent(random_bits):
+        raise errors.NumbaTypeError(
+            "rounding='stochastic' in @njit code needs seed= (an integer) or random_bits=: numbacast does not "
+            "draw a seed of its own there, which would use up draws of your np.random"
+        )
+    return bits
 
 
 @overload(cast, prefer_literal=True, jit_options={"nogil": True})
@@ -248,11 +293,13 @@ def _overload_cast(
     if conversion.stochastic:
         codes = kernel_dtype(source)
 
+        key_of = _key if _absent(random_bits) else _no_key
+
         @register_jitable
         def apply(src, dst, seed, random_bits, shape):
             random = _random_numbers(random_bits, shape, bits)
-            key = _key(seed) if random is None else np.uint64(0)
-            stochastic_any(src, dst, conversion, key, np.zeros(1, np.int64), np.int64(max(src.size, 1)), random)
+            starts, row_length = np.zeros(1, np.int64), np.int64(max(src.size, 1))
+            stochastic_any(src, dst, conversion, key_of(seed), starts, row_length, random)
 
     else:
         if uses_table(conversion):
@@ -262,6 +309,7 @@ def _overload_cast(
 
         @register_jitable
         def apply(src, dst, seed, random_bits, shape):
+            _check_seed(seed)  # given with rounding='stochastic' into a type that holds every value exactly
             cast_kernel(src, dst, step, _table(codes_table))
 
     if not _absent(out):
@@ -287,7 +335,7 @@ def _overload_cast(
             return result
         if out.shape != x.shape:
             raise ValueError("out has a different shape from the input")
-        if direct and not _overlap(src, out):
+        if direct and not _overlap(src, out) and not _may_write_over(random_bits, out):
             apply(src, out.reshape(-1).view(result_codes), seed, random_bits, x.shape)
         else:
             result = np.empty(x.shape, result_dtype)
