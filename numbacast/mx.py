@@ -238,18 +238,13 @@ def _check_quantized(q):
 
 
 def _checked_tensor_scale(given, fmt):
-    """The tensor scale of a quantisation to ``fmt``: NVFP4's checked (see
-    :func:`_check_tensor_scale`); an MX format's must be 1.0, as
-    :func:`quantize` gives it."""
-    if fmt.tensor_scale:
-        return _check_tensor_scale(given)
-    if (
-        isinstance(given, (bool, np.bool_))
-        or not isinstance(given, (int, float, np.integer, np.floating))
-        or given != 1
-    ):
+    """The tensor scale of a quantisation to ``fmt``, checked as
+    :func:`quantize` checks it (:func:`_check_tensor_scale`); an MX format's
+    must be 1.0, as :func:`quantize` gives it."""
+    value = _check_tensor_scale(given)
+    if not fmt.tensor_scale and value != 1:
         raise ValueError(f"tensor_scale is for nvfp4, not for {fmt.name}: its tensor scale is 1.0, not {given!r}")
-    return np.float32(1.0)
+    return value
 
 
 def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:

@@ -404,7 +404,10 @@ def test_a_bad_or_misplaced_tensor_scale_is_refused_by_every_entry_point():
     for call in (mx.dequantize, mx.to_packed, mx.to_dequantize_linear):
         with pytest.raises(ValueError, match="tensor_scale is for nvfp4, not for mxfp8_e4m3"):
             call(qm._replace(tensor_scale=2.0))
-    assert np.array_equal(mx.dequantize(qm._replace(tensor_scale=1)), mx.dequantize(qm))
+    for one in (1, np.asarray(np.float32(1))):  # checked alike for MX and NVFP4
+        assert np.array_equal(mx.dequantize(qm._replace(tensor_scale=one)), mx.dequantize(qm))
+    with pytest.raises(TypeError, match="tensor_scale must be a positive finite float32, not None"):
+        mx.dequantize(qm._replace(tensor_scale=None))
     inputs, attributes = mx.to_dequantize_linear(q)
     with pytest.raises(ValueError, match="nvfp4 needs its tensor_scale"):
         mx.from_dequantize_linear(inputs["x"], inputs["x_scale"], attributes["axis"], attributes["block_size"])

@@ -320,13 +320,13 @@ class _DeferredCache:
         try:
             cache = self._cache_class(self._dispatcher.py_func)
         except RuntimeError as error:
+            cache = self._dispatcher._cache = caching.NullCache()  # before the warning, which may raise
             warnings.warn(
                 f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
                 "a folder of yours that no one else may write, to keep them between processes",
                 CacheWarning,
                 stacklevel=2,
             )
-            cache = caching.NullCache()
         self._dispatcher._cache = cache
         return getattr(cache, name)
 

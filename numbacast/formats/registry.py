@@ -10,7 +10,7 @@ dtype or scalar type, an ml_dtypes dtype -- into an :class:`OnnxType`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 import ml_dtypes
 import numpy as np
@@ -223,13 +223,13 @@ GFLOAT_ONNX = {
 }
 
 
-def gfloat_format(name: str):
+def gfloat_format(name: Any):
     """The type of one of gfloat's named formats: the ONNX type for those that
     are one (``"binary16"`` is FLOAT16, ``"ocp_e4m3"`` FLOAT8E4M3FN,
     ``"ocp_e8m0"`` FLOAT8E8M0 ...; ONNX's rules then apply), a P3109 type for
     ``"p3109_k{K}p{P}{s|u}{e|f}"``.  gfloat need not be installed; one of its
     ``FormatInfo`` objects is taken by its name."""
-    if not isinstance(name, str) and isinstance(getattr(name, "name", None), str):
+    if type(name).__name__ == "FormatInfo" and isinstance(getattr(name, "name", None), str):
         name = name.name  # a gfloat FormatInfo
     if not isinstance(name, str):
         raise TypeError(f"gfloat_format takes the name of one of gfloat's formats (a str), not {name!r}")

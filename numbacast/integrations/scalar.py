@@ -92,15 +92,20 @@ def _e8m0_encoder(target):
             return np.uint8(sat_down(v) if saturate else down(v))
         if round_mode == "nearest":
             return np.uint8(sat_nearest(v) if saturate else nearest(v))
-        raise ValueError("round_mode must be 'up', 'down' or 'nearest'")
+        raise ValueError("round_mode must be one of 'up', 'down', 'nearest', not '" + round_mode + "'")
 
     return _jit(encode)
 
 
+def _code_range(source):
+    """``(top, message)``: the largest storage code of ``source`` and what a decode says of another."""
+    top = (1 << (8 * source.storage.itemsize)) - 1
+    return top, f"decode_{source.name} takes a storage code from 0 to {top}"
+
+
 def _decoder(source):
     to_value = scalar_converter(Conversion.make(source, DOUBLE if source.is_float else INT64))
-    top = (1 << (8 * source.storage.itemsize)) - 1
-    message = f"decode_{source.name} takes a storage code from 0 to {top}"
+    top, message = _code_range(source)
 
     def decode(code):
         if code < 0 or code > top:
@@ -199,13 +204,22 @@ def _overload_decode(x):
 
 
 def _python_number(x, name):
-    """``x``, a real number given to ``name`` from Python, as the jitted codec
-    takes it: a Python int beyond the 64-bit ones as the float64 Numba would
-    make of it."""
+    """``x``, a real number given to ``name`` from Python, as the compiled
+    codec takes it: a Python int beyond the 64-bit ones, or a float16, as the
+    float64 it rounds to (an int beyond float64's range, as infinity)."""
+    if isinstance(x, (np.float16, np.longdouble, np.timedelta64)):
+        if isinstance(x, np.float16):
+            return np.float64(x)  # exact
+        raise TypeError(f"{name} takes one real number of at most 64 bits, not {x!r}")
     if isinstance(x, (bool, float, np.bool_, np.integer, np.floating)):
         return x
     if isinstance(x, int):
-        return x if -(1 << 63) <= x < 1 << 64 else float(x)
+        if -(1 << 63) <= x < 1 << 64:
+            return x
+        try:
+            return float(x)
+        except OverflowError:
+            return float("inf") if x > 0 else float("-inf")
     if isinstance(x, np.generic):  # an element of an ml_dtypes array
         try:
             if not resolve(x.dtype).is_string:
@@ -216,17 +230,17 @@ def _python_number(x, name):
 
 
 def _is_number_type(t):
-    return isinstance(t, (types.Number, types.Boolean, Element))
+    """A real number, or an ml_dtypes element, in ``@njit`` code."""
+    return isinstance(t, (types.Integer, types.Float, types.Boolean, Element))
 
 
-def _check_saturate_type(saturate, name):
-    """``saturate`` of ``name`` in ``@njit`` code: a bool (a run-time value or a
-    literal), or a literal 0 or 1."""
-    if not isinstance(saturate, types.Type):  # the default, when the call leaves it out
-        return
-    literal_bit = isinstance(saturate, types.IntegerLiteral) and saturate.literal_value in (0, 1)
-    if not (isinstance(saturate, (types.Boolean, types.Omitted)) or literal_bit):
-        raise errors.NumbaTypeError(f"{name}: saturate must be True or False (or 1 or 0), not {saturate}")
+def _check_saturate_type(saturate):
+    """``saturate`` in ``@njit`` code: checked as the Python call checks it
+    when it is a literal; else a bool, known when the function runs."""
+    if not isinstance(saturate, types.Type) or isinstance(saturate, (types.Literal, types.Omitted)):
+        _checked(check_saturate, _literal(saturate, "saturate"))
+    elif not isinstance(saturate, types.Boolean):
+        raise errors.NumbaTypeError(f"saturate must be True/False (or 1/0), not {saturate}")
 
 
 def _float_codecs(t):
@@ -246,7 +260,7 @@ def _float_codecs(t):
         def overload_encode(x, saturate=True, round_mode="up"):
             if not _is_number_type(x):
                 raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
-            _check_saturate_type(saturate, encode_name)
+            _check_saturate_type(saturate)
             return lambda x, saturate=True, round_mode="up": compiled_encode(x, saturate, round_mode)
 
     else:
@@ -258,12 +272,16 @@ def _float_codecs(t):
         def overload_encode(x, saturate=True):
             if not _is_number_type(x):
                 raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
-            _check_saturate_type(saturate, encode_name)
+            _check_saturate_type(saturate)
             return lambda x, saturate=True: compiled_encode(x, saturate)
+
+    top, out_of_range = _code_range(t)
 
     def decode(code):
         if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)):
             raise TypeError(f"{decode_name} takes an integer storage code, not {code!r}")
+        if not 0 <= code <= top:  # before Numba sees an int it has no type for
+            raise ValueError(out_of_range)
         return compiled_decode(code)
 
     def overload_decode(code):
