@@ -389,6 +389,13 @@ def test_stochastic_rounding_and_a_given_tensor_scale_in_njit_code_give_the_pyth
     with pytest.raises(TypingError, match="tensor_scale is for nvfp4, not for mxfp4_e2m1"):
         scaled_mx(x)
 
+    @njit
+    def unseeded(x):
+        return mx.quantize(x, "mxfp4_e2m1", rounding="stochastic")
+
+    with pytest.raises(TypingError, match=re.escape("needs seed= (an integer):")):
+        unseeded(x)
+
 
 def test_a_bad_or_misplaced_tensor_scale_is_refused_by_every_entry_point():
     """dequantize, to_packed, from_packed and to/from_dequantize_linear check

@@ -83,6 +83,13 @@ def test_stochastic_rounding_in_njit_code_needs_a_seed_or_random_bits():
     with pytest.raises(TypingError, match=re.escape("needs seed= (an integer) or random_bits=")):
         unseeded(EDGES)
 
+    @njit
+    def into_integers(a):  # integer targets ignore rounding, as in Python
+        return numbacast.cast(a, "int8", rounding="stochastic")
+
+    finite = EDGES[np.isfinite(EDGES) & (np.abs(EDGES) < 100)]
+    assert np.array_equal(into_integers(finite), numbacast.cast(finite, "int8", rounding="stochastic"))
+
 
 @njit
 def _given_bits(a, r):

@@ -24,7 +24,7 @@ from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .njit import _absent, _checked, _key, _literal, _no_key, _stochastic_options
+from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 
 
@@ -99,6 +99,7 @@ def _overload_quantize(
     bits = _stochastic_options(mode, seed, stochastic_bits, None, x)
     saturating = _checked(check_saturate, _literal(saturate, "saturate"))
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode, bits)
+    _require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
     scale_rule_ = blocks.ScaleRule(rule)
     default_size = block_format_.block_size

@@ -251,13 +251,18 @@ def _stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
         if random_bits.ndim != x.ndim:
             raise errors.NumbaValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
     bits_value = _literal(stochastic_bits, "stochastic_bits")
-    bits = _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
-    if bits is not None and _absent(seed) and _absent(random_bits):
+    return _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
+
+
+def _require_random_source(conversion, seed, random_bits, wanted="seed= (an integer) or random_bits="):
+    """A stochastic ``conversion`` in ``@njit`` code needs ``seed`` (or
+    ``random_bits``): numbacast draws no seed there (the only source would be
+    the user's ``np.random``, whose draws it would use up)."""
+    if conversion.stochastic and _absent(seed) and _absent(random_bits):
         raise errors.NumbaTypeError(
-            "rounding='stochastic' in @njit code needs seed= (an integer) or random_bits=: numbacast does not "
-            "draw a seed of its own there, which would use up draws of your np.random"
+            f"rounding='stochastic' in @njit code needs {wanted}: numbacast does not draw a seed of its own "
+            "there, which would use up draws of your np.random"
         )
-    return bits
 
 
 @overload(cast, prefer_literal=True, jit_options={"nogil": True})
@@ -287,6 +292,7 @@ def _overload_cast(
             "Python, or cast to the typed array and view its codes"
         )
     conversion = Conversion.make(source, target, saturate, round_mode, rounding=rounding, stochastic_bits=bits)
+    _require_random_source(conversion, seed, random_bits)
     result_dtype, result_codes = target.storage, kernel_dtype(target)
     # The kernels are called with the argument types of the Python call (a read-only table, a writeable
     # NO_TABLE, fresh starts), so that both use one compiled kernel, from the disk cache.
