@@ -15,20 +15,21 @@ Stores
     *into* an element round ``v`` as the same assignment does in NumPy
     (:func:`store_rule`):
 
-    * BFLOAT16, the float8 types, FLOAT4E2M1 and the float6 types round to
-      nearest even and never saturate where the type has NaN or infinity:
-      they are :func:`numbacast.cast` with ``saturate=False`` from FLOAT (a
-      float32 value) or from DOUBLE (a float64 value), except that a float64
-      goes to BFLOAT16 through float32 (two roundings, as ml_dtypes does);
+    * a float64 goes through float32 first (two roundings), as ml_dtypes
+      casts a float64 array, or stores a NumPy float64 scalar (a Python
+      float assigned in Python rounds once there; compiled code cannot tell
+      the two apart and follows NumPy's float64);
+    * BFLOAT16, the float8 types, FLOAT4E2M1 and the float6 types round a
+      float32 to nearest even and never saturate where the type has NaN or
+      infinity: :func:`numbacast.cast` with ``saturate=False`` from FLOAT;
       NaN into FLOAT4E2M1 or a float6 type gives a zero of the opposite sign;
       FLOAT8E8M0 rounds to the nearest power of two with ties up, takes every
       value at or below 2**-127 to 2**-127 and every other one below 2**-126
-      to 2**-126, gives NaN for zero and negative values, and follows the
-      installed ml_dtypes for float64 values in [1.5 * 2**128, 2**129)
-      (ml_dtypes 0.6 gives 2**-127);
+      to 2**-126, and gives NaN for zero and negative values;
     * INT4, UINT4, INT2 and UINT2 keep the low bits of the value truncated
-      toward zero (NaN, infinities and magnitudes of 2**63 or more give 0;
-      NumPy raises for a Python float out of the type's range, and for NaN);
+      toward zero (NaN, infinities and magnitudes of 2**31 or more give 0,
+      as NumPy's conversion through int32 does; NumPy raises for a Python
+      float out of the type's range, and for NaN);
     * integers go to the float types through float64, booleans as 0 and 1;
     * an element of another type goes through its value where NumPy has a
       cast between the two types, and is refused where it has none.
@@ -86,7 +87,7 @@ from numba.extending import overload
 from ..engine.bits import float32_from_bits, float_bits
 from ..engine.conversion import Conversion, scalar_converter, source_stage
 from ..formats import description as formats
-from ..formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT8E8M0
+from ..formats.registry import BFLOAT16, FLOAT, FLOAT8E8M0
 from .numba_types import (
     Element,
     FloatElement,
@@ -135,21 +136,20 @@ def store_rule(element, kind):
     if kind == "int":
         via = store_rule(element, "f64")
         return _jit(lambda v: via(np.float64(v)))
-    if kind == "f64" and target is BFLOAT16:
+    if kind == "f64":  # through float32, as ml_dtypes casts a float64
         via = store_rule(element, "f32")
         return _jit(lambda v: via(np.float32(v)))
-    source = FLOAT if kind == "f32" else DOUBLE
     if target is FLOAT8E8M0:
-        return _e8m0_store(source, kind)
+        return _e8m0_store()
     if target.format.nan == formats.NAN_NONE:
-        return _nan_free_store(target, source)
-    return scalar_converter(Conversion.make(source, target, saturate=False))
+        return _nan_free_store(target)
+    return scalar_converter(Conversion.make(FLOAT, target, saturate=False))
 
 
 def _int_store(mask, code_type, kind):
     if kind == "int":
         return _jit(lambda v: code_type(np.int64(v) & mask))
-    limit = 2.0**63
+    limit = 2.0**31  # NumPy converts through int32: beyond it, NaN and infinities, INT32_MIN, whose low bits are 0
 
     @_jit
     def store(v):
@@ -159,23 +159,17 @@ def _int_store(mask, code_type, kind):
     return store
 
 
-def _e8m0_store(source, kind):
-    nearest = scalar_converter(Conversion.make(source, FLOAT8E8M0, saturate=False, round_mode="nearest"))
-    real = np.float32 if kind == "f32" else np.float64
-    zero, smallest, second = real(0.0), real(2.0**-127), real(2.0**-126)
+def _e8m0_store():
+    """FLOAT8E8M0's store of a float32: the nearest power of two, ties up, with ml_dtypes' rules below 2**-126."""
+    nearest = scalar_converter(Conversion.make(FLOAT, FLOAT8E8M0, saturate=False, round_mode="nearest"))
+    zero, smallest, second = np.float32(0.0), np.float32(2.0**-127), np.float32(2.0**-126)
     nan = np.uint8(FLOAT8E8M0.format.quiet_nan_code)
-    # ml_dtypes 0.6 takes float64 values in [1.5 * 2**128, 2**129), which round to the power of two
-    # past the NaN code, to 2**-127 (code 0); followed wherever the installed ml_dtypes does so.
-    wrap_low, wrap_high = real(1.5 * 2.0**128 if kind == "f64" else np.inf), real(2.0**129 if kind == "f64" else np.inf)
-    wraps = kind == "f64" and _ml_dtypes_e8m0_code(1.75 * 2.0**128) == 0
 
     @_jit
     def store(v):
         code = np.uint8(nearest(v))
         if zero < v < second:
             code = np.uint8(0) if v <= smallest else np.uint8(1)
-        if wraps and wrap_low <= v < wrap_high:
-            code = np.uint8(0)
         if v < zero:
             code = nan
         return code
@@ -183,22 +177,16 @@ def _e8m0_store(source, kind):
     return store
 
 
-def _ml_dtypes_e8m0_code(value):
-    stored = np.empty(1, FLOAT8E8M0.storage)
-    stored[0] = value
-    return int(stored.view(np.uint8)[0])
-
-
-def _nan_free_store(target, source):
-    convert = scalar_converter(Conversion.make(source, target))
+def _nan_free_store(target):
+    """The store of a float32 into a type without NaN: a NaN gives the zero of the other sign."""
+    convert = scalar_converter(Conversion.make(FLOAT, target))
     sign_bit = np.uint8(1 << target.format.sign_shift)
-    shift = np.uint32(31) if source is FLOAT else np.uint64(63)
 
     @_jit
     def store(v):
         code = np.uint8(convert(v))
         if v != v:  # NaN: the zero of the other sign
-            code = np.uint8(0) if (float_bits(v) >> shift) != 0 else sign_bit
+            code = np.uint8(0) if (float_bits(v) >> np.uint32(31)) != 0 else sign_bit
         return code
 
     return store
