@@ -17,8 +17,9 @@ Stores
 
     * a float64 goes through float32 first (two roundings), as ml_dtypes
       casts a float64 array, or stores a NumPy float64 scalar (a Python
-      float assigned in Python rounds once there; compiled code cannot tell
-      the two apart and follows NumPy's float64);
+      float assigned in Python, and the scalar constructor called in
+      Python, round once there; compiled code cannot tell them apart and
+      follows NumPy's arrays);
     * BFLOAT16, the float8 types, FLOAT4E2M1 and the float6 types round a
       float32 to nearest even and never saturate where the type has NaN or
       infinity: :func:`numbacast.cast` with ``saturate=False`` from FLOAT;
