@@ -409,3 +409,21 @@ def test_prange_loop_equals_cast_with_saturate_false(name):
     back = np.empty(x.size, np.float32)
     _dequantize(out, back)
     assert_same(back, numbacast.cast(out, "float"), nan_sign=True)
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8e5m2", "float8e8m0", "float4e2m1", "int4"])
+@pytest.mark.parametrize("target", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+def test_storing_an_element_into_an_array_of_numbers_as_numpy(name, target):
+    """``o[i] = a[i]`` into a float, integer or bool array: NumPy's astype,
+    every code (the float8, float6, float4 and E8M0 types take NaN to 0 and
+    infinities to the integer type's bounds, as ml_dtypes casts them).
+    Rule: docs/numba-types.md (Stores)"""
+    a = every_code(name)
+    if not np.can_cast(a.dtype, target, "unsafe"):
+        pytest.skip("NumPy has no such cast")
+    got = np.empty(a.size, target)
+    _store(a, got)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = a.astype(target)
+    same = (got == want) | ((got != got) & (want != want))
+    assert same.all(), [(float(a[i]), got[i], want[i]) for i in np.flatnonzero(~same)[:5]]

@@ -528,14 +528,32 @@ def _refuse_foreign(*operands):
 
 @overload(operator.setitem)
 def _setitem(array, index, value):
+    """``a[i] = x`` of an element ``x``: into an element array where NumPy has
+    the cast; into an array of Numba numbers (float, integer, bool) as NumPy
+    stores it -- the element's value converted as the scalar constructor
+    ``np.float32(x)``, ``np.int64(x)``, ``np.bool_(x)`` of the array's type does."""
     _refuse_foreign(array, value)
-    if (
-        isinstance(array, types.Array)
-        and isinstance(array.dtype, Element)
-        and isinstance(value, Element)
-        and not has_numpy_cast(value, array.dtype)
-    ):
+    if not isinstance(array, types.Array) or not isinstance(value, Element):
+        return None
+    if isinstance(array.dtype, Element) and not has_numpy_cast(value, array.dtype):
         raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
+    if isinstance(array.dtype, (types.Float, types.Integer, types.Boolean)):
+        target = np.dtype(str(array.dtype))
+        if not np.can_cast(value.numpy_dtype, target, "unsafe"):
+            raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
+        convert = target.type
+        if target.kind == "f" or target.kind == "b" or value.onnx_type is BFLOAT16 or isinstance(value, IntElement):
+            return lambda array, index, value: operator.setitem(array, index, convert(value))
+        # ml_dtypes' own casts of the float8, float6, float4 and E8M0 types to integers: NaN gives 0, infinities
+        # the integer type's bounds (BFLOAT16 goes through float32, as NumPy converts a float)
+        top, bottom, nothing = convert(np.iinfo(target).max), convert(np.iinfo(target).min), convert(0)
+
+        def bounded(array, index, value):
+            v = np.float32(value)
+            array[index] = nothing if v != v else top if v == np.inf else bottom if v == -np.inf else convert(value)
+
+        return bounded
+    return None
 
 
 @overload(operator.invert)
