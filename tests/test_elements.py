@@ -197,7 +197,7 @@ def test_scalar_constructor_rounds_as_a_store():
     assert_same(got, np.array([ml_dtypes.bfloat16(v) for v in x.tolist()]))
 
 
-@pytest.mark.parametrize("source", ["bfloat16", "float8e4m3fn", "int4", "float6e3m2"])
+@pytest.mark.parametrize("source", ["bfloat16", "float8e4m3fn", "float8e5m2", "int4", "float6e3m2"])
 @pytest.mark.parametrize("target", ["float8e5m2", "bfloat16", "uint2", "float4e2m1", "float8e8m0"])
 def test_storing_an_element_of_another_type(source, target):
     a = every_code(source)

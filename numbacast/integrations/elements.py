@@ -213,10 +213,27 @@ def storer(element, kind):
 
 @functools.cache
 def converter(source, target):
-    """``convert(x)``: an element of type ``source`` stored into type ``target``."""
+    """``convert(x)``: an element of type ``source`` stored into type ``target``.
+    ml_dtypes casts its float8, float6, float4 and E8M0 types to an integer
+    type through a 32-bit integer, NaN giving 0 and infinities its bounds."""
     value = value_of(source)
+    if isinstance(target, IntElement) and not isinstance(source, IntElement) and source.onnx_type is not BFLOAT16:
+        to_target = storer(target, "int")
+        return _jit(lambda x: to_target(_int32_of(value(x))))
     to_target = storer(target, "int" if isinstance(source, IntElement) else "f32")
     return _jit(lambda x: to_target(value(x)))
+
+
+@_jit
+def _int32_of(v):
+    """A float32 value as ml_dtypes converts its float types to integers: NaN 0, infinities the int32 bounds."""
+    if v != v:
+        return np.int64(0)
+    if v == np.inf:
+        return np.int64(2**31 - 1)
+    if v == -np.inf:
+        return np.int64(-(2**31))
+    return np.int64(v)
 
 
 # --------------------------------------------------------------------------
