@@ -83,7 +83,7 @@ import numpy as np
 from numba import njit, types
 from numba.core import errors
 from numba.core.imputils import lower_builtin, lower_cast
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from ..engine.bits import float32_from_bits, float_bits
 from ..engine.conversion import Conversion, scalar_converter, source_stage
@@ -94,6 +94,7 @@ from .numba_types import (
     FloatElement,
     ForeignElement,
     IntElement,
+    as_dtype,
     code_of,
     element_of,
     has_numpy_cast,
@@ -217,23 +218,33 @@ def converter(source, target):
     ml_dtypes casts its float8, float6, float4 and E8M0 types to an integer
     type through a 32-bit integer, NaN giving 0 and infinities its bounds."""
     value = value_of(source)
-    if isinstance(target, IntElement) and not isinstance(source, IntElement) and source.onnx_type is not BFLOAT16:
-        to_target = storer(target, "int")
-        return _jit(lambda x: to_target(_int32_of(value(x))))
+    if isinstance(target, IntElement) and _casts_own_floats(source):
+        to_target = storer(target, "int")  # the low bits of an int32's bounds for the infinities
+        bottom, top = np.int64(-(2**31)), np.int64(2**31 - 1)
+        return _jit(lambda x: to_target(_bounded_integer(value(x), np.int64, bottom, top)))
     to_target = storer(target, "int" if isinstance(source, IntElement) else "f32")
     return _jit(lambda x: to_target(value(x)))
 
 
-@_jit
-def _int32_of(v):
-    """A float32 value as ml_dtypes converts its float types to integers: NaN 0, infinities the int32 bounds."""
+def _casts_own_floats(element):
+    """Whether ml_dtypes converts ``element`` to integers by its own rule
+    (:func:`_bounded_integer`): the float8, float6, float4 and E8M0 types;
+    BFLOAT16 goes through float32, as NumPy converts a float."""
+    return not isinstance(element, IntElement) and element.onnx_type is not BFLOAT16
+
+
+@register_jitable
+def _bounded_integer(v, convert, bottom, top):
+    """The float ``v`` as ml_dtypes converts its own float types to an
+    integer type: NaN gives 0, infinities ``top`` and ``bottom``, other
+    values ``convert(v)``."""
     if v != v:
-        return np.int64(0)
+        return convert(0)
     if v == np.inf:
-        return np.int64(2**31 - 1)
+        return top
     if v == -np.inf:
-        return np.int64(-(2**31))
-    return np.int64(v)
+        return bottom
+    return convert(v)
 
 
 # --------------------------------------------------------------------------
@@ -555,21 +566,16 @@ def _setitem(array, index, value):
     if isinstance(array.dtype, Element) and not has_numpy_cast(value, array.dtype):
         raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
     if isinstance(array.dtype, (types.Float, types.Integer, types.Boolean)):
-        target = np.dtype(str(array.dtype))
+        target = as_dtype(array.dtype)
         if not np.can_cast(value.numpy_dtype, target, "unsafe"):
             raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
         convert = target.type
-        if target.kind == "f" or target.kind == "b" or value.onnx_type is BFLOAT16 or isinstance(value, IntElement):
+        if target.kind != "i" and target.kind != "u" or not _casts_own_floats(value):
             return lambda array, index, value: operator.setitem(array, index, convert(value))
-        # ml_dtypes' own casts of the float8, float6, float4 and E8M0 types to integers: NaN gives 0, infinities
-        # the integer type's bounds (BFLOAT16 goes through float32, as NumPy converts a float)
-        top, bottom, nothing = convert(np.iinfo(target).max), convert(np.iinfo(target).min), convert(0)
-
-        def bounded(array, index, value):
-            v = np.float32(value)
-            array[index] = nothing if v != v else top if v == np.inf else bottom if v == -np.inf else convert(value)
-
-        return bounded
+        bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
+        return lambda array, index, value: operator.setitem(
+            array, index, _bounded_integer(np.float32(value), convert, bottom, top)
+        )
     return None
 
 

@@ -207,9 +207,9 @@ def _python_number(x, name):
     """``x``, a real number given to ``name`` from Python, as the compiled
     codec takes it: a Python int beyond the 64-bit ones, or a float16, as the
     float64 it rounds to (an int beyond float64's range, as infinity)."""
-    if isinstance(x, (np.float16, np.longdouble, np.timedelta64)):
-        if isinstance(x, np.float16):
-            return np.float64(x)  # exact
+    if isinstance(x, np.float16):
+        return np.float64(x)  # exact
+    if isinstance(x, (np.longdouble, np.timedelta64)):
         raise TypeError(f"{name} takes one real number of at most 64 bits, not {x!r}")
     if isinstance(x, (bool, float, np.bool_, np.integer, np.floating)):
         return x
@@ -229,14 +229,12 @@ def _python_number(x, name):
     raise TypeError(f"{name} takes one real number, not {x!r}")
 
 
-def _is_number_type(t):
-    """A real number, or an ml_dtypes element, in ``@njit`` code."""
-    return isinstance(t, (types.Integer, types.Float, types.Boolean, Element))
-
-
-def _check_saturate_type(saturate):
-    """``saturate`` in ``@njit`` code: checked as the Python call checks it
-    when it is a literal; else a bool, known when the function runs."""
+def _check_encode_types(x, saturate, name):
+    """The types of ``name``'s arguments in ``@njit`` code: ``x`` a real
+    number or an ml_dtypes element; ``saturate`` checked as the Python call
+    checks it when it is a literal, else a bool known when the function runs."""
+    if not isinstance(x, (types.Integer, types.Float, types.Boolean, Element)):
+        raise errors.NumbaTypeError(f"{name} takes one real number, not {x}")
     if not isinstance(saturate, types.Type) or isinstance(saturate, (types.Literal, types.Omitted)):
         _checked(check_saturate, _literal(saturate, "saturate"))
     elif not isinstance(saturate, types.Boolean):
@@ -258,9 +256,7 @@ def _float_codecs(t):
             )
 
         def overload_encode(x, saturate=True, round_mode="up"):
-            if not _is_number_type(x):
-                raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
-            _check_saturate_type(saturate)
+            _check_encode_types(x, saturate, encode_name)
             return lambda x, saturate=True, round_mode="up": compiled_encode(x, saturate, round_mode)
 
     else:
@@ -270,9 +266,7 @@ def _float_codecs(t):
             return compiled_encode(_python_number(x, encode_name), check_saturate(saturate))
 
         def overload_encode(x, saturate=True):
-            if not _is_number_type(x):
-                raise errors.NumbaTypeError(f"{encode_name} takes one real number, not {x}")
-            _check_saturate_type(saturate)
+            _check_encode_types(x, saturate, encode_name)
             return lambda x, saturate=True: compiled_encode(x, saturate)
 
     top, out_of_range = _code_range(t)
