@@ -318,16 +318,17 @@ class _DeferredCache:
 
     def __getattr__(self, name):
         try:
-            cache = self._cache_class(self._dispatcher.py_func)
+            cache, problem = self._cache_class(self._dispatcher.py_func), None
         except RuntimeError as error:
-            cache = self._dispatcher._cache = caching.NullCache()  # before the warning, which may raise
+            cache, problem = caching.NullCache(), error
+        self._dispatcher._cache = cache  # before the warning, which may raise
+        if problem is not None:
             warnings.warn(
-                f"numbacast cannot cache compiled kernels on disk ({error}); set NUMBA_CACHE_DIR to "
+                f"numbacast cannot cache compiled kernels on disk ({problem}); set NUMBA_CACHE_DIR to "
                 "a folder of yours that no one else may write, to keep them between processes",
                 CacheWarning,
                 stacklevel=2,
             )
-        self._dispatcher._cache = cache
         return getattr(cache, name)
 
 
