@@ -3,9 +3,12 @@ types and attributes, the blocked MX layout through ``ReferenceEvaluator``,
 and agreement with ONNX's own reference operators on random inputs.
 Rule: docs/rules.md#rule-mx-onnx-quantize-linear"""
 
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 import pytest
+from exact import Exact, decode, encode
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
@@ -61,7 +64,7 @@ def test_mx_blocks_dequantize_through_the_reference_evaluator():
     [
         (F32, F32, np.uint8(3), 0, 19),
         (F32, F32, np.int8(-2), 2, 21),
-        (F32, np.float16, ml_dtypes.int4(1), 3, 21),
+        (F32, np.float16, ml_dtypes.int4(1), 3, 23),
         (F32, F32, ml_dtypes.float8_e4m3fn(0), 2, 23),
         (np.float16, np.float16, ml_dtypes.int2(0), 0, 25),
         (F32, F32, ml_dtypes.float6_e2m3fn(0), 2, 28),
@@ -98,8 +101,8 @@ def test_versions_refuse_what_they_do_not_have():
         (dict(opset=13, saturate=0), "has no saturate attribute; it came with QuantizeLinear-19"),
         (dict(opset=19, block_size=2), "has no block_size attribute"),
         (dict(opset=21, precision=1), "has no precision attribute"),
-        (dict(opset=21, output_dtype=TensorProto.FLOAT4E2M1), "does not take FLOAT4E2M1 as its output type"),
-        (dict(opset=25, output_dtype=TensorProto.FLOAT6E2M3), "does not take FLOAT6E2M3 as its output type"),
+        (dict(opset=21, output_dtype=TensorProto.FLOAT4E2M1), "does not take FLOAT4E2M1 as its output_dtype"),
+        (dict(opset=25, output_dtype=TensorProto.FLOAT6E2M3), "does not take FLOAT6E2M3 as its output_dtype"),
         (dict(opset=24, output_dtype=TensorProto.INT2), "does not take INT2"),
     ]
     for options, message in cases:
@@ -132,3 +135,58 @@ def test_integer_quantisation_rounds_ties_to_even_and_nan_gives_the_zero_point()
     assert nx.quantize_linear(x[:3], F32(1)).dtype == np.uint8  # the default output type
     assert nx.quantize_linear(x[:3], F32(2), opset=10).tolist() == [0, 1, 1]
     assert nx.dequantize_linear(np.array([3, 4], np.int8), F32(0.5), np.int8(1), opset=10).tolist() == [1.0, 1.5]
+
+
+@pytest.mark.parametrize(
+    "scale_dtype, name", [(np.float16, "float16"), (ml_dtypes.bfloat16, "bfloat16"), (F32, "float")]
+)
+def test_the_quotient_is_the_exact_one_rounded_once_to_the_scale_type(scale_dtype, name):
+    """x / y_scale is the exact quotient rounded once to the scale's type (not
+    x first rounded to it: 70000 does not become FLOAT16's infinity), then
+    to the nearest integer; int32 inputs beyond 2**24 are not rounded to
+    float32 first.  Oracle: the exact quotient (fractions) rounded by the
+    tests' reference encoder.
+    Rule: docs/rules.md#rule-mx-onnx-quantize-linear"""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([[70000.0, 100000.0, 136.43316650390625], rng.standard_normal(3000) * 300]).astype(F32)
+    scale = np.asarray(3 if name == "bfloat16" else 2, scale_dtype)
+    got = nx.quantize_linear(x, scale, np.uint16(0), opset=23)
+    s = decode(name, int(scale.view(f"u{scale.itemsize}")))
+    expected = []
+    for v in x.tolist():
+        q = decode(name, encode(name, Exact.from_fraction(Fraction(v) / s.mag)))
+        expected.append(65535 if q.kind == "inf" else min(max(round(q.value()), 0), 65535))
+    assert got.tolist() == expected
+    big = nx.quantize_linear(np.array([1413299297], np.int32), F32(70001.7), np.uint16(0), opset=23)
+    exact = Fraction(1413299297) / Fraction(float(F32(70001.7)))
+    assert big.tolist() == [round(decode("float", encode("float", Exact.from_fraction(exact))).value())] == [20189]
+
+
+def test_arguments_the_operator_texts_refuse():
+    """Types, shapes and attribute values the operator texts do not allow
+    are ValueErrors or TypeErrors naming them: a y_scale of another type than
+    x (versions 19 and 21 constrain both to one type), a zero point of
+    another shape than the scale, an INT32 input to DequantizeLinear with a
+    non-zero zero point, a saturate other than 0/1, type attributes that are
+    not TensorProto ids, inputs that are not numbers.
+    Rule: docs/rules.md#rule-mx-onnx-quantize-linear"""
+    x = np.ones(3, F32)
+    with pytest.raises(ValueError, match="QuantizeLinear-21 .* needs y_scale of the type of x, FLOAT, not FLOAT16"):
+        nx.quantize_linear(x, np.float16(1), opset=21)
+    assert nx.quantize_linear(x, np.float16(1), opset=23).tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="y_zero_point must have the shape of the scale, \\(3,\\), not \\(2,\\)"):
+        nx.quantize_linear(x, np.ones(3, F32), np.zeros(2, np.uint8), axis=0)
+    with pytest.raises(ValueError, match="an INT32 input has no zero point"):
+        nx.dequantize_linear(np.ones(3, np.int32), F32(2), np.int32(1), opset=21)
+    assert nx.dequantize_linear(np.ones(3, np.int32), F32(2), np.int32(0), opset=21).tolist() == [2, 2, 2]
+    with pytest.raises(TypeError, match="saturate must be True/False \\(or 1/0\\), not 5"):
+        nx.quantize_linear(x, F32(1), saturate=5)
+    for attribute, value in (("output_dtype", 3.7), ("output_dtype", "INT8"), ("precision", 11.2)):
+        with pytest.raises(TypeError, match=f"{attribute} is a TensorProto.DataType id .*, not {value!r}; accepted: "):
+            nx.quantize_linear(x, F32(1), **{attribute: value})
+    with pytest.raises(TypeError, match="output_dtype is a TensorProto.DataType id"):
+        nx.dequantize_linear(np.ones(3, np.int8), F32(1), output_dtype=1.0)
+    with pytest.raises(TypeError, match="QuantizeLinear's input x must be a numeric array, not None"):
+        nx.quantize_linear(None, F32(1))
+    with pytest.raises(TypeError, match="DequantizeLinear's x_scale must be a numeric array, not 'a'"):
+        nx.dequantize_linear(np.ones(3, np.int8), "a")

@@ -89,6 +89,9 @@ INTEGER_RANGES = {
 #: The types the division of QuantizeLinear may be done in (``precision``).
 PRECISIONS = ("FLOAT", "FLOAT16", "BFLOAT16", "DOUBLE")
 
+#: The QuantizeLinear versions whose y_scale has the type of x (one type constraint for both).
+SAME_TYPE_SCALE = (19, 21)
+
 
 def _check_attributes(spec, given):
     """ValueError for an attribute (not None) that the version ``spec`` lacks."""
@@ -148,9 +151,46 @@ def expand(value, shape, axis, block_size, spec, role):
     return np.repeat(value, block_size, axis=axis).take(range(shape[axis]), axis=axis)
 
 
-def _array(x, what) -> np.ndarray:
+def _array(x, what, role) -> np.ndarray:
+    """``x`` as an array; TypeError when it is not numeric (None, text, objects)."""
     refuse_masked(x, what)
-    return np.asarray(x)
+    array = np.asarray(x)
+    if array.dtype.kind in "OUS":
+        raise TypeError(f"{what}'s {role} must be a numeric array, not {x!r:.60}")
+    return array
+
+
+def _type_attribute(spec, name, value, accepted):
+    """The type name of the attribute ``name`` (a ``TensorProto.DataType``
+    id), one of ``accepted``."""
+    if not versions.is_integer(value):
+        raise TypeError(
+            f"{spec}'s {name} is a TensorProto.DataType id such as 1 (FLOAT), not {value!r}; "
+            f"accepted: {', '.join(f'{versions.TYPE_IDS[n]} ({n})' for n in accepted)}"
+        )
+    name_of_type = versions.name_of_id(value)
+    _check_type(spec, name, name_of_type, accepted)
+    return name_of_type
+
+
+def _check_same_shape(spec, zero, scale, role):
+    """ValueError when a zero point's shape is not its scale's (one element each passes)."""
+    if zero.shape != scale.shape and not (zero.size == 1 and scale.size == 1):
+        raise ValueError(f"{spec}: {role} must have the shape of the scale, {scale.shape}, not {zero.shape}")
+
+
+def _quotient(x, scale, real):
+    """``x / scale`` (both broadcast) as float64 values: the exact quotient
+    rounded once to the type ``real`` (ties to even, overflowing to
+    infinity).  In float64 the quotient of two float32 or int32 values is
+    at least 2**-49 of itself away from any midpoint of a 24-bit type
+    unless it is one: rounding it to FLOAT, FLOAT16 or BFLOAT16 is rounding
+    the exact quotient."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quotient = x.astype(np.float64) / scale.astype(np.float64)
+    if real == "DOUBLE":
+        return quotient
+    return numbacast_cast(quotient, real).astype(np.float64)
 
 
 def quantize_linear(
@@ -173,34 +213,37 @@ def quantize_linear(
     _check_attributes(
         spec, dict(axis=axis, saturate=saturate, block_size=block_size, output_dtype=output_dtype, precision=precision)
     )
-    x, scale = _array(x, "QuantizeLinear"), _array(y_scale, "QuantizeLinear")
+    saturate = True if saturate is None else check_saturate(saturate)
+    x, scale = _array(x, "QuantizeLinear", "input x"), _array(y_scale, "QuantizeLinear", "y_scale")
     x_types, scale_types, out_types = QUANTIZE_TYPES[spec.version]
-    _check_type(spec, "input x", type_name(x.dtype), x_types)
-    _check_type(spec, "y_scale", type_name(scale.dtype), scale_types)
+    x_type, scale_type = type_name(x.dtype), type_name(scale.dtype)
+    _check_type(spec, "input x", x_type, x_types)
+    _check_type(spec, "y_scale", scale_type, scale_types)
+    if spec.version in SAME_TYPE_SCALE and scale_type != x_type:
+        raise ValueError(
+            f"{spec} (in force at opset {spec.opset}) needs y_scale of the type of x, {x_type}, not {scale_type}"
+        )
     out = "UINT8"
     if output_dtype:
-        out = versions.name_of_id(output_dtype)
+        out = _type_attribute(spec, "output_dtype", output_dtype, out_types)
     if y_zero_point is not None:
-        zero = _array(y_zero_point, "QuantizeLinear")
+        zero = _array(y_zero_point, "QuantizeLinear", "y_zero_point")
         zero_type = type_name(zero.dtype)
         if output_dtype and zero_type != out:
             raise ValueError(f"output_dtype {out} differs from the type of y_zero_point, {zero_type}")
+        _check_same_shape(spec, zero, scale, "y_zero_point")
         out = zero_type
     _check_type(spec, "output type", out, out_types)
     axis = _axis(axis, x.ndim)
     scale = expand(scale, x.shape, axis, block_size, spec, "y_scale")
     if precision:
-        real = versions.name_of_id(precision)
-        _check_type(spec, "precision", real, PRECISIONS)
+        real = _type_attribute(spec, "precision", precision, PRECISIONS)
     else:
-        real = type_name(scale.dtype) if type_name(scale.dtype) in PRECISIONS else "FLOAT"
-    dtype = resolve(real).storage
-    quotient = (x.astype(dtype) / scale.astype(dtype)).astype(np.float64)
+        real = scale_type if scale_type in PRECISIONS else "FLOAT"
+    quotient = _quotient(x, scale, real)
     zero_point = 0.0
     if y_zero_point is not None:
-        zero_point = expand(np.asarray(y_zero_point), x.shape, axis, block_size, spec, "y_zero_point").astype(
-            np.float64
-        )
+        zero_point = expand(zero, x.shape, axis, block_size, spec, "y_zero_point").astype(np.float64)
     target = resolve(out)
     if out in INTEGER_RANGES:
         low, high = INTEGER_RANGES[out]
@@ -208,7 +251,6 @@ def quantize_linear(
         return np.clip(rounded, low, high).astype(np.int64).astype(target.storage)
     if y_zero_point is not None:  # -0 + 0 is +0, as the formula says
         quotient = quotient + zero_point
-    saturate = True if saturate is None else check_saturate(saturate)
     return numbacast_cast(quotient, target, saturate=saturate)
 
 
@@ -227,13 +269,13 @@ def dequantize_linear(
     the output type (``output_dtype``, else the type of ``x_scale``)."""
     spec = versions.in_force("DequantizeLinear", opset)
     _check_attributes(spec, dict(axis=axis, block_size=block_size, output_dtype=output_dtype))
-    x, scale = _array(x, "DequantizeLinear"), _array(x_scale, "DequantizeLinear")
+    x, scale = _array(x, "DequantizeLinear", "input x"), _array(x_scale, "DequantizeLinear", "x_scale")
     x_types, scale_types, out_types = DEQUANTIZE_TYPES[spec.version]
     x_type, scale_type = type_name(x.dtype), type_name(scale.dtype)
     _check_type(spec, "input x", x_type, x_types)
     _check_type(spec, "x_scale", scale_type, scale_types)
     if output_dtype:
-        out = versions.name_of_id(output_dtype)
+        out = _type_attribute(spec, "output_dtype", output_dtype, out_types)
     elif scale_type == "FLOAT8E8M0":
         raise ValueError(f"{spec}: a FLOAT8E8M0 x_scale needs output_dtype (accepted: {', '.join(out_types)})")
     else:
@@ -242,9 +284,12 @@ def dequantize_linear(
     axis = _axis(axis, x.ndim)
     values = x.astype(np.float64)
     if x_zero_point is not None:
-        zero = _array(x_zero_point, "DequantizeLinear")
+        zero = _array(x_zero_point, "DequantizeLinear", "x_zero_point")
         if type_name(zero.dtype) != x_type:
             raise ValueError(f"x_zero_point is of type {type_name(zero.dtype)}; x is of type {x_type}")
+        _check_same_shape(spec, zero, scale, "x_zero_point")
+        if x_type == "INT32" and np.any(zero != 0):
+            raise ValueError(f"{spec}: an INT32 input has no zero point (it must be 0), not {zero!r:.60}")
         values = values - expand(zero, x.shape, axis, block_size, spec, "x_zero_point").astype(np.float64)
     product = values * expand(scale, x.shape, axis, block_size, spec, "x_scale").astype(np.float64)
     return numbacast_cast(product, out)
