@@ -55,6 +55,13 @@ def test_gfloat_named_formats():
     assert numbacast.gfloat_format("binary16") is numbacast.FLOAT16
     assert numbacast.gfloat_format("ocp_e8m0") is numbacast.FLOAT8E8M0
     assert numbacast.gfloat_format("p3109_k8p3se") == p3109(8, 3)
+    # a P3109 type's own name names it wherever a type is taken
+    assert numbacast.resolve("p3109_k8p3se") == p3109(8, 3)
+    assert numbacast.resolve("P3109_K5P2UF") == p3109(5, 2, signed=False, extended=False)
+    x = np.array([1.0, -3.5, 100.0])
+    assert np.array_equal(cast(x, "p3109_k8p3se"), cast(x, p3109(8, 3)))
+    with pytest.raises(ValueError, match="p3109_k<K>p<P><s|u><e|f>"):
+        numbacast.resolve("p3109_k8p3")
     with pytest.raises(ValueError, match="two's complement"):
         numbacast.gfloat_format("ocp_int8")
     # the ONNX float types are instances of the same description
@@ -179,3 +186,13 @@ def test_kernels_of_a_custom_format_are_cached_on_disk(tmp_path):
     first, second = (run.rsplit(" ", 1) for run in runs)
     assert first[0] == second[0]
     assert int(first[1]) == 0 and int(second[1]) > 0
+
+
+def test_code_bits_above_the_format_width_are_ignored():
+    """A code is read by its low ``bits`` bits, as ONNX's sub-byte types are:
+    every byte read as a 3-bit and a 5-bit format equals its low bits read.
+    Rule: docs/rules.md#rule-user-formats"""
+    codes = np.arange(256, dtype=np.uint8)
+    for fmt in (p3109(3, 1), p3109(5, 2, signed=False)):
+        low = codes & ((1 << fmt.format.bits) - 1)
+        assert np.array_equal(cast(codes, "double", source=fmt), cast(low, "double", source=fmt), equal_nan=True)

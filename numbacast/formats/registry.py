@@ -152,14 +152,20 @@ CUSTOM_BY_DTYPE = {t.storage: t for t in custom.NAMED}
 def accepted_names() -> str:
     """A sentence listing what :func:`resolve` accepts, for error messages."""
     names = ", ".join(t.name for t in (*TYPES, STRING))
-    return f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype"
+    others = ", ".join(t.name for t in custom.NAMED)
+    return (
+        f"an ONNX type name ({names}), its ONNX id, or the NumPy/ml_dtypes dtype; "
+        f"a float format ONNX lacks ({others}, p3109_k<K>p<P><s|u><e|f>, a numbacast.FloatFormat)"
+    )
 
 
 def resolve(spec: TypeLike) -> AnyType:
     """Return the :class:`OnnxType` named by ``spec`` -- or the
     :class:`~numbacast.formats.custom.FloatType` it is or names (ml_dtypes'
     ``float8_e4m3``, ``float8_e3m4``, ``float8_e4m3b11fnuz`` by name or dtype,
-    or the type of a :class:`~numbacast.formats.description.FloatFormat`).
+    or by a P3109 name ``p3109_k{K}p{P}{s|u}{e|f}``, or the type of a
+    :class:`~numbacast.formats.description.FloatFormat`: a user-defined type,
+    even when its fields are an ONNX type's).
 
     Raises ValueError for an unknown or refused type and TypeError for a
     ``spec`` that is no kind of type description.
@@ -189,6 +195,8 @@ def resolve(spec: TypeLike) -> AnyType:
             return BY_NAME[key]
         if key in CUSTOM_BY_NAME:
             return CUSTOM_BY_NAME[key]
+        if custom.P3109_NAME.fullmatch(key):
+            return gfloat_format(key)
         raise ValueError(f"unknown type name {spec!r}; accepted: {accepted_names()}")
     try:
         dtype = np.dtype(spec)
@@ -232,7 +240,9 @@ def gfloat_format(name: Any):
     if type(name).__name__ == "FormatInfo" and isinstance(getattr(name, "name", None), str):
         name = name.name  # a gfloat FormatInfo
     if not isinstance(name, str):
-        raise TypeError(f"gfloat_format takes the name of one of gfloat's formats (a str), not {name!r}")
+        raise TypeError(
+            f"gfloat_format takes the name of one of gfloat's formats (a str) or its FormatInfo, not {name!r}"
+        )
     if name in GFLOAT_ONNX:
         return resolve(GFLOAT_ONNX[name])
     found = custom.P3109_NAME.fullmatch(name)
