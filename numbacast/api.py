@@ -181,7 +181,10 @@ def cast(
         if source_type is not None:
             raise TypeError("source= is for numeric arrays; cast the codes to a numeric type first")
         if packed:
-            raise TypeError("packed=True is for the sub-byte numeric targets, not for STRING casts")
+            raise TypeError(
+                "packed=True casts numbers into the sub-byte types; a cast of texts or into STRING is not packed "
+                "(cast the texts to the numeric type first, then pack: numbacast.packing.pack)"
+            )
         if stochastic:
             raise TypeError(
                 "rounding='stochastic' casts numbers, not texts; cast the texts to DOUBLE first, then round that"

@@ -13,6 +13,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+import numbacast
 from numbacast import cli
 from numbacast.cli import demo
 
@@ -61,13 +62,19 @@ def test_round_trip_npy_pb_npy(source, tmp_path, capsys, target):
     assert codes(result) == [exact.cast_code(target.lower(), code, "float") for code in expected]
 
 
-def test_npy_of_an_ml_dtypes_type_reads_back(source, tmp_path, capsys):
+@pytest.mark.parametrize("target", ["float8e5m2", "float8e4m3fn", "bfloat16", "int4", "float4e2m1", "float8e8m0"])
+def test_npy_of_an_ml_dtypes_type_reads_back(source, tmp_path, capsys, target):
+    """A .npy file the command wrote (an ml_dtypes dtype, NumPy's kind "V" for
+    all but float8_e5m2) is read back as that type; raw bytes are refused."""
     out = tmp_path / "y.npy"
-    assert run(["cast", str(source), "--to", "float8e5m2", "-o", str(out)], capsys)[0] == 0
+    assert run(["cast", str(source), "--to", target, "-o", str(out)], capsys)[0] == 0
     result = np.load(out)
-    assert result.dtype == ml_dtypes.float8_e5m2 and codes(result) == reference(VALUES, "float8e5m2")
-    assert run(["cast", str(out), "--to", "DOUBLE", "-o", str(tmp_path / "z.npy")], capsys)[0] == 0
-    assert np.load(tmp_path / "z.npy").dtype == np.float64
+    assert result.dtype == numbacast.resolve(target).storage and codes(result) == reference(VALUES, target)
+    assert run(["cast", str(out), "--to", "DOUBLE", "-o", str(tmp_path / "z.npy")], capsys) == (0, "", "")
+    assert np.array_equal(np.load(tmp_path / "z.npy"), result.astype(np.float64), equal_nan=True)
+    np.save(tmp_path / "raw.npy", result.view("V1"))
+    status, _, error = run(["cast", str(tmp_path / "raw.npy"), "--to", "DOUBLE", "-o", str(tmp_path / "w.npy")], capsys)
+    assert status == 2 and "holds raw bytes (|V1) of no known type" in error
 
 
 @pytest.mark.parametrize(
@@ -183,6 +190,37 @@ def test_types(capsys):
     assert float6.split("|")[1].split() == ["."] * 9 + ["x"] and float6.split("|")[2].split() == ["."] * 6 + ["x"]
     string = next(line for line in lines if line.startswith("STRING (8)"))
     assert string.split("|")[1].split() == [".", "."] + ["x"] * 8
+    header = lines[2].split("|")
+    assert [cell.strip() for cell in header[1:]] == ["Cast", "CastLike"]  # the quantisation operators take other types
+
+
+def test_a_reader_that_goes_away_stops_the_output_quietly():
+    """``numbacast types | head -1``: the pipe closed before the output, no error message."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "numbacast", "types"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    child.stdout.close()
+    assert child.wait(timeout=120) == 1 and child.stderr.read() == ""
+    child.stderr.close()
+
+
+def test_an_output_that_cannot_be_written_is_named(source, tmp_path, capsys):
+    """The error names OUT, not the temporary file written first."""
+    missing = tmp_path / "no" / "y.npy"
+    status, _, error = run(["cast", str(source), "--to", "int8", "-o", str(missing)], capsys)
+    assert status == 2 and f"cannot write {missing}" in error and "partial" not in error
+    folder = tmp_path / "folder.npy"
+    folder.mkdir()
+    status, _, error = run(["cast", str(source), "--to", "int8", "-o", str(folder), "--force"], capsys)
+    assert status == 2 and f"cannot write {folder}" in error and "partial" not in error
+
+
+def test_a_tensor_holding_its_values_twice_is_refused(tmp_path, capsys):
+    tensor = numpy_helper.from_array(np.ones(3, np.float32))
+    tensor.float_data.extend([2.0, 2.0, 2.0])
+    (tmp_path / "x.pb").write_bytes(tensor.SerializeToString())
+    status, _, error = run(["cast", str(tmp_path / "x.pb"), "--to", "int8", "-o", str(tmp_path / "y.npy")], capsys)
+    assert status == 2 and "holds its values twice, in raw_data and in float_data" in error
 
 
 def test_no_command_prints_the_demo(capsys, monkeypatch):

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from numbacast.cli import build_parser
 from numbacast.cli.compile import Job, jobs_for, parse_types
 
@@ -26,8 +28,8 @@ PROBE = textwrap.dedent("""
 
 
 def test_the_jobs_cover_every_option_of_each_pair():
-    (floats,) = parse_types("float")
-    fnuz, e8m0, int4 = parse_types("float8e5m2fnuz,float8e8m0, INT4")
+    (floats,) = parse_types("float", "--to")
+    fnuz, e8m0, int4 = parse_types("float8e5m2fnuz,float8e8m0, INT4", "--to")
     jobs = jobs_for([floats], [fnuz])
     assert set(jobs) == {
         Job("FLOAT", "FLOAT8E5M2FNUZ"),
@@ -67,3 +69,22 @@ def test_a_fresh_process_loads_what_compile_saved(tmp_path):
 def test_compile_needs_a_choice():
     done = subprocess.run([sys.executable, "-m", "numbacast", "compile"], capture_output=True, text=True)
     assert done.returncode == 2 and "--all" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--all", "--to", "int4"], "--all compiles every pair of types; give it without --to and --from"),
+        (["--all", "--from", "float"], "give it without --to and --from"),
+        (["--to", "int4", "--jobs", "0"], "--jobs takes a number of processes, 1 or more, not 0"),
+        (["--to", "int4", "--jobs", "-1"], "not -1"),
+        (["--to", ""], "--to names no type ('')"),
+        (["--from", ",", "--to", "int8"], "--from names no type (',')"),
+    ],
+)
+def test_arguments_that_contradict_or_name_nothing_are_refused(argv, message, capsys):
+    """Nothing is compiled: exit status 2 and a one-line message."""
+    from numbacast import cli
+
+    assert cli.main(["compile", *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -60,12 +60,12 @@ def test_types_storage_in_numpy(onnx_id):
     assert len(numbacast.TYPES) == 25
 
 
-@pytest.mark.parametrize("spec", [14, 15, "complex64", np.complex64, np.complex128])
+@pytest.mark.parametrize("spec", [14, 15, "complex64", " COMPLEX128", np.complex64, np.complex128])
 def test_types_complex_refused(spec):
     """Rule: docs/rules.md#rule-complex-refused"""
-    with pytest.raises(ValueError, match="(?i)complex"):
+    with pytest.raises(ValueError, match="does not cast complex numbers"):
         cast(np.zeros(2, np.float32), spec)
-    with pytest.raises(ValueError, match="(?i)complex"):
+    with pytest.raises(ValueError, match="does not cast complex numbers"):
         cast(np.zeros(2, spec if not isinstance(spec, (int, str)) else np.complex64), "float")
 
 

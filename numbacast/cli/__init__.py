@@ -130,6 +130,12 @@ def main(argv=None):
         if args.command == "compile":
             return compile_command.main(args, None if args.quiet else lambda label: ProgressBar(label, sys.stderr))
         raise CommandError(f"unknown command {args.command!r}")
+    except BrokenPipeError:  # the reader of the output went away (| head): stop quietly, as Python's docs advise
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout without a file descriptor
+            pass
+        return 1
     except (CommandError, ValueError, TypeError, OSError, ImportError) as error:
         message = " ".join(str(error).split())
         print(f"numbacast: error: {message}", file=sys.stderr)
@@ -173,6 +179,7 @@ def run_bench(argv):
 
 def types_table():
     """The table of the types (rows) that each Cast and CastLike version (columns) takes."""
+    cast_versions = {op: versions.VERSIONS[op] for op in ("Cast", "CastLike")}
     labels = {name: f"{name} ({versions.TYPE_IDS[name]})" for name in versions.type_names()}
     width = max(len(label) for label in labels.values())
 
@@ -182,14 +189,14 @@ def types_table():
     lines = [
         "The types each operator version takes, as input and as output (x):",
         "",
-        " " * width + "".join("  |" + op.center(3 * len(vs)) for op, vs in versions.VERSIONS.items()),
-        row("type (id)", [[str(v) for v in vs] for vs in versions.VERSIONS.values()]),
+        " " * width + "".join("  |" + op.center(3 * len(vs)) for op, vs in cast_versions.items()),
+        row("type (id)", [[str(v) for v in vs] for vs in cast_versions.values()]),
     ]
     for name, label in labels.items():
         lines.append(
             row(
                 label,
-                [["x" if versions.INTRODUCED[name] <= v else "." for v in vs] for vs in versions.VERSIONS.values()],
+                [["x" if versions.INTRODUCED[name] <= v else "." for v in vs] for vs in cast_versions.values()],
             )
         )
     return "\n".join(lines)
@@ -274,12 +281,21 @@ def read_npy(path):
             f"{path}: the header describes {array.nbytes} bytes of data (shape {array.shape}, dtype {array.dtype}) "
             f"but the file holds {size - array.offset}"
         )
-    if array.dtype.kind == "V":
+    if array.dtype.kind == "V" and not _is_known_dtype(array.dtype):
         raise ValueError(
             f"{path} holds raw bytes ({array.dtype.str}) of no known type; numbacast writes "
             "ml_dtypes arrays to .npy under their dtype names, e.g. float8_e4m3fn"
         )
     return array, ""
+
+
+def _is_known_dtype(dtype):
+    """Whether numbacast knows ``dtype`` (the ml_dtypes types are of NumPy's kind "V")."""
+    try:
+        resolve(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def read_pb(path, external_data=False):
@@ -391,17 +407,23 @@ def write_atomically(path, write, replace=True):
     folder = os.path.dirname(os.path.abspath(path))
     remove_stale_temporaries(folder)
     prefix = f"{TEMPORARY_PREFIX}{_host()}-{os.getpid()}-"
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
     try:
         with os.fdopen(descriptor, "wb") as f:
             write(f)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
-        if replace:
-            os.replace(temporary, path)
-        else:
-            _rename_no_replace(temporary, path)
+        try:
+            if replace:
+                os.replace(temporary, path)
+            else:
+                _rename_no_replace(temporary, path)
+        except OSError as error:  # the temporary file's name in NumPy's message means nothing to the user
+            raise CommandError(f"cannot write {path}: {error.strerror}") from None
     except BaseException:
         try:
             os.unlink(temporary)

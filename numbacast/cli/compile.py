@@ -45,9 +45,13 @@ class Job:
         return f"{self.source} -> {self.target}" + (f" ({', '.join(options)})" if options else "")
 
 
-def parse_types(text):
-    """The ONNX types named in a comma-separated list (names in any case, or ids)."""
-    return [resolve(int(name) if name.strip().isdigit() else name.strip()) for name in text.split(",") if name.strip()]
+def parse_types(text, option):
+    """The ONNX types named in a comma-separated list (names in any case, or
+    ids) given to ``option``; ValueError when it names none."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ValueError(f"compile: {option} names no type ({text!r}); give type names or ids, comma-separated")
+    return [resolve(int(name) if name.isdigit() else name) for name in names]
 
 
 def option_variants(target):
@@ -210,13 +214,17 @@ def main(args, progress_bar=None):
     ``--all``); ``progress_bar(label)`` makes the progress bar, if any."""
     numeric = [t for t in TYPES if not t.is_string]
     everything = list(TYPES)
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"compile: --jobs takes a number of processes, 1 or more, not {args.jobs}")
     if args.all:
+        if args.to is not None or args.source is not None:
+            raise ValueError("compile: --all compiles every pair of types; give it without --to and --from")
         sources = targets = everything
     else:
-        if not (args.to or args.source):
+        if args.to is None and args.source is None:
             raise ValueError("compile: name the conversions: --to TYPES, --from TYPES, or --all")
-        targets = parse_types(args.to) if args.to else numeric
-        sources = parse_types(args.source) if args.source else numeric
+        targets = parse_types(args.to, "--to") if args.to is not None else numeric
+        sources = parse_types(args.source, "--from") if args.source is not None else numeric
     jobs = jobs_for(sources, targets)
     if not jobs:
         raise ValueError("compile: no conversion between the types named")

@@ -185,8 +185,8 @@ def resolve(spec: TypeLike) -> AnyType:
             return BY_ID[int(spec)]
         if int(spec) in REFUSED:
             raise ValueError(
-                f"ONNX type {int(spec)} ({REFUSED[int(spec)]}) is not a numeric type numbacast casts; "
-                f"accepted: {accepted_names()}"
+                f"ONNX type {int(spec)} ({REFUSED[int(spec)]}) is refused: the Cast operator does not cast "
+                f"complex numbers; accepted: {accepted_names()}"
             )
         raise ValueError(f"unknown ONNX type id {int(spec)}; accepted: {accepted_names()}")
     if isinstance(spec, str):
@@ -197,6 +197,11 @@ def resolve(spec: TypeLike) -> AnyType:
             return CUSTOM_BY_NAME[key]
         if custom.P3109_NAME.fullmatch(key):
             return gfloat_format(key)
+        if key.upper() in REFUSED.values():
+            raise ValueError(
+                f"{key.upper()} is refused: the Cast operator does not cast complex numbers; "
+                f"accepted: {accepted_names()}"
+            )
         raise ValueError(f"unknown type name {spec!r}; accepted: {accepted_names()}")
     try:
         dtype = np.dtype(spec)

@@ -61,7 +61,8 @@ def _int32_data_range(name):
 
 def check_tensor(tensor):
     """TypeError unless ``tensor`` is a TensorProto; ValueError for negative
-    dims, data kept in an external file (see :func:`load_external_data`) and
+    dims, data kept in an external file (see :func:`load_external_data`),
+    values held both in ``raw_data`` and in a typed field, and
     ``int32_data`` entries that do not fit the type."""
     if not isinstance(tensor, onnx.TensorProto):
         hint = "; parse serialized bytes with onnx.TensorProto.FromString(data)" if isinstance(tensor, bytes) else ""
@@ -76,6 +77,12 @@ def check_tensor(tensor):
             "open files named inside a tensor: load the data first (numbacast.onnx.tensors.load_external_data, "
             "or onnx.external_data_helper.load_external_data_for_tensor)"
         )
+    typed = _typed_fields_in_use(tensor)
+    if tensor.HasField("raw_data") and typed:
+        raise ValueError(
+            f"{label} holds its values twice, in raw_data and in {typed[0]}: a tensor keeps them in one field "
+            "(onnx.checker refuses it too)"
+        )
     bounds = _int32_data_range(tensor_type_name(tensor))
     if bounds is not None and not tensor.HasField("raw_data") and len(tensor.int32_data):
         values = np.asarray(tensor.int32_data, np.int64)
@@ -86,6 +93,12 @@ def check_tensor(tensor):
                 f"outside {bounds[0]}..{bounds[1]}"
             )
     return tensor
+
+
+def _typed_fields_in_use(tensor):
+    """The names of the typed value fields (``float_data``, ``int32_data`` ...) that hold entries."""
+    fields = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+    return [name for name in fields if len(getattr(tensor, name))]
 
 
 def _check_count(tensor, have, need, what):

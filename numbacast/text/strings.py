@@ -129,6 +129,11 @@ def unicode_texts(array):
                 raise TypeError(
                     f"cannot cast an object array holding {type(item).__name__} {item!r} (element "
                     f"{_position(index, array.shape)}): object arrays must hold only str"
+                    + (
+                        "; NumPy holds an integer beyond 64 bits as an object, no number type has it"
+                        if isinstance(item, int)
+                        else ""
+                    )
                 )
         return array.astype(np.str_) if array.size else np.empty(array.shape, "<U1")
     if array.dtype.kind == "S":
