@@ -173,3 +173,26 @@ def test_ufuncs_on_whole_arrays_are_refused_with_what_to_do():
 
     with pytest.raises(TypingError, match=r"NumPy operators on whole bfloat16 arrays .* Loop over the elements"):
         whole(np.zeros(3, ml_dtypes.bfloat16))
+
+
+def test_dtypes_compare_as_in_numpy():
+    """``a.dtype == b.dtype`` and ``!=``, with dtypes or scalar classes, where one is an ml_dtypes type: NumPy's
+    answer (a TypeError "data type 'E' not understood" from Numba's ufunc typing before).
+    Rule: docs/numba-types.md (Arrays)"""
+
+    @njit
+    def compare(a, b):
+        return (
+            a.dtype == b.dtype,
+            a.dtype != b.dtype,
+            a.dtype == a.dtype,
+            a.dtype != a.dtype,
+            a.dtype == ml_dtypes.bfloat16,
+            np.float32 != a.dtype,
+            ml_dtypes.int4 == a.dtype,
+        )
+
+    arrays = [np.zeros(2, dtype) for dtype in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.int4, np.float32)]
+    for a in arrays[:3] + [np.zeros(2, ml_dtypes.float8_e3m4)]:
+        for b in arrays:
+            assert compare(a, b) == compare.py_func(a, b), (a.dtype, b.dtype)

@@ -11,6 +11,8 @@ those codes, with no copy on the way in or out:
 * typing: the dtype is added to ``numba.np.numpy_support.FROM_DTYPE``, the
   table Numba reads to type arrays, scalars, dtypes and scalar classes
   (``ml_dtypes.bfloat16`` as ``np.empty(n, ml_dtypes.bfloat16)``'s dtype);
+  ``a.dtype == b.dtype`` gives NumPy's answer where one is an ml_dtypes
+  type (:func:`_dtype_equality`);
 * boxing: Numba turns a type back into a dtype with
   ``numba.np.numpy_support.as_dtype``, which has no extension point.  The one
   hook of this module wraps that function (the module attribute, which is
@@ -31,6 +33,7 @@ What the elements' values are, how values are stored into them and which
 operators they support is :mod:`numbacast.integrations.elements`.
 """
 
+import operator
 import sys
 import typing
 
@@ -41,7 +44,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.core.imputils import lower_constant
 from numba.core.typeconv import Conversion
-from numba.extending import NativeValue, box, intrinsic, models, register_model, unbox
+from numba.extending import NativeValue, box, intrinsic, models, overload, register_model, unbox
 from numba.np import numpy_support
 
 from ..formats.registry import TYPES, resolve
@@ -186,19 +189,30 @@ def _called_by_ufunc_loop_matching():
     return False
 
 
+def _ml_dtypes_type(nbtype):
+    """The :class:`Element` or :class:`ForeignElement` that ``nbtype`` is, or
+    is the dtype (``a.dtype``) or scalar class (``ml_dtypes.bfloat16``) of; else None."""
+    unliteral = types.unliteral(nbtype)
+    if isinstance(unliteral, (types.DType, types.NumberClass)):
+        unliteral = unliteral.dtype
+    return unliteral if isinstance(unliteral, (Element, ForeignElement)) else None
+
+
 def as_dtype(nbtype):
     """``numba.np.numpy_support.as_dtype`` that also knows the :class:`Element` types.
 
     Numba's ufunc loop matching re-reads a dtype from its one-letter code,
-    which an ml_dtypes dtype does not have: it is told that the type has no
+    which an ml_dtypes dtype does not have (``bfloat16``'s "E" is no NumPy
+    code): it is told that the type, or its dtype or scalar class, has no
     dtype, which makes it find no loop (NumPy ufuncs on these arrays are not
-    supported in compiled code) instead of failing inside Numba.
+    supported in compiled code, and ``a.dtype == b.dtype`` goes on to
+    :func:`_dtype_equality`) instead of failing inside Numba.
     """
-    unliteral = types.unliteral(nbtype)
-    if isinstance(unliteral, (Element, ForeignElement)):
+    element = _ml_dtypes_type(nbtype)
+    if element is not None:
         if _called_by_ufunc_loop_matching():
-            raise errors.NumbaNotImplementedError(f"{unliteral} has no NumPy ufunc loop in compiled code")
-        return unliteral.numpy_dtype
+            raise errors.NumbaNotImplementedError(f"{nbtype} has no NumPy ufunc loop in compiled code")
+        return element.numpy_dtype
     return _numba_as_dtype(nbtype)
 
 
@@ -210,6 +224,31 @@ if getattr(numpy_support.as_dtype, "__wrapped__", None) is None:
 def as_dtype_hook_installed():
     """Whether Numba's ``as_dtype`` maps the Element types to their dtypes."""
     return all(numpy_support.as_dtype(e) == e.numpy_dtype for e in ELEMENT_TYPES.values())
+
+
+def _dtype_equality(op):
+    """``a.dtype == b.dtype`` (and ``!=``, with dtypes or scalar classes such
+    as ``np.float32`` and ``ml_dtypes.bfloat16``) where one side is an
+    ml_dtypes type: NumPy's answer, a constant of the types.  (Numba has no
+    comparison of dtypes; its ufunc typing of ``==`` is told these have none,
+    :func:`as_dtype`.)"""
+
+    def typer(a, b):
+        if not all(isinstance(types.unliteral(t), (types.DType, types.NumberClass)) for t in (a, b)):
+            return None
+        if _ml_dtypes_type(a) is None and _ml_dtypes_type(b) is None:
+            return None
+        try:
+            answer = op(as_dtype(a), as_dtype(b))
+        except errors.NumbaNotImplementedError:
+            return None
+        return lambda a, b: answer
+
+    overload(op)(typer)
+
+
+_dtype_equality(operator.eq)
+_dtype_equality(operator.ne)
 
 
 # --------------------------------------------------------------------------
