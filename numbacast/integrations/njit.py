@@ -41,7 +41,7 @@ from ..engine.kernels import NO_TABLE, cast_kernel
 from ..engine.rounding import seed_key
 from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
-from . import elements  # noqa: F401  (registers the element operators and casts)
+from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
 from .numba_types import as_dtype
 
 

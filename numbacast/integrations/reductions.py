@@ -1,0 +1,432 @@
+"""NumPy's reductions of ml_dtypes arrays in ``@njit`` code, with the results
+NumPy 2 with ml_dtypes gives (measured; ``tests/test_reductions.py`` compares
+each one with NumPy for every type, NaN included, and ``docs/numba-types.md``
+states the rules for users).
+
+Numba's own versions compile for these arrays from the element operators,
+but give other answers: its ``np.cumsum`` starts from the code of 0 (NaN for
+FLOAT8E8M0, so that every sum was NaN; +0 for the other types, which turned
+a leading -0 into +0), ``np.max`` and ``np.argmax`` skip NaN, and
+``np.median`` answers in float64.  The overloads here are registered for the
+CPU target, which Numba tries before its own generic ones, on NumPy's
+functions and on the functions behind Numba's array methods (``a.sum()``
+calls the overloads of ``numba.np.arraymath.array_sum``).
+
+The rules, ``T`` the array's type:
+
+* ``np.sum(a)``, ``a.sum()``, ``np.nansum``: a ``T``: NumPy's identity 0
+  stored into ``T`` (NaN for FLOAT8E8M0, whose sum is therefore NaN), then
+  each element added (``x + y`` of :mod:`~numbacast.integrations.elements`)
+  in the order of NumPy's reduction, ``a.ravel(order="K")``'s;
+  ``np.sum(a, axis=k)``: each line along axis ``k``, in index order.
+  ``np.prod``, ``np.nanprod``: the same from 1, multiplying.  (NumPy's
+  nan-functions do not skip NaN for these types.)
+* ``np.cumsum(a)``, ``np.cumprod``, ``np.nancumsum``, ``np.nancumprod``: the
+  flattened array in C order, from its first element, with no identity;
+  ``np.cumsum(a, axis=k)``: each line along axis ``k``.
+* ``np.max``, ``np.min`` (``np.amax``, ``a.max()`` ...): the first NaN in
+  ``a.ravel(order="K")``, else the largest (smallest) element, of equal ones
+  the last (ml_dtypes' ``maximum``); ``np.nanmax``, ``np.nanmin`` skip NaN
+  (``fmax``).  For INT4, UINT4, INT2 and UINT2 the result is an ``int8``, as
+  NumPy computes it in int8.  ``np.ptp`` is ``np.max(a) - np.min(a)``.  An
+  empty array is NumPy's ValueError.
+* ``np.argmax``, ``np.argmin``, ``np.nanargmax``, ``np.nanargmin``: the C
+  order index of the first NaN, else of the first largest (smallest)
+  element (ml_dtypes' ``argmax``, which NumPy's nan-functions call too).
+
+Other arguments (``dtype=``, a tuple ``axis``) and the statistics that
+NumPy computes in ``T`` step by step (``np.var``, ``np.std``, ``np.median``,
+the percentiles ...) are refused when the function compiles, by a TypeError
+that says what to write instead -- a TypeError, because on a Numba typing
+error Numba would go on to compile its own version.
+
+In ``@njit(parallel=True)`` code Numba swaps ``np.max``, ``np.argmax`` ...
+for parallel versions of its own after typing (the table
+``numba.parfors.parfor.swap_functions_map``), whose order and NaN rules are
+not NumPy's (for these arrays they did not compile, failing inside Numba):
+each entry of that table is wrapped to decline element arrays, whose calls
+stay the serial overloads here.
+"""
+
+import operator
+
+import numpy as np
+from numba import types
+from numba.core.errors import NumbaTypeError
+from numba.extending import overload, register_jitable
+from numba.np import arraymath
+from numba.np.unsafe.ndarray import to_fixed_tuple
+from numba.parfors import parfor
+
+from .numba_types import Element, ForeignElement, IntElement
+
+_JIT_OPTIONS = {"nogil": True, "error_model": "numpy"}
+
+
+def _element_array(a):
+    """The :class:`Element` of an array of an ml_dtypes type, or None; an
+    array of an ml_dtypes type that is no ONNX type is refused."""
+    if not isinstance(a, types.Array):
+        return None
+    if isinstance(a.dtype, ForeignElement):
+        raise NumbaTypeError(a.dtype.refusal())
+    return a.dtype if isinstance(a.dtype, Element) else None
+
+
+def _overloads(*functions):
+    """Register the decorated typer as the CPU target's overload of each of
+    ``functions`` (NumPy's functions and the functions behind Numba's array
+    methods): Numba tries it before its own, generic, overloads."""
+
+    def register(typer):
+        for function in functions:
+            overload(function, target="cpu", jit_options=_JIT_OPTIONS)(typer)
+        return typer
+
+    return register
+
+
+def _refuse(what, element, instead):
+    raise TypeError(
+        f"numbacast: {what} of {element} arrays is not supported in @njit code, which would not give "
+        f"NumPy's result. Write instead: {instead}"
+    )
+
+
+def _is_none(argument):
+    return argument is None or isinstance(argument, (types.NoneType, types.Omitted))
+
+
+def _check_arguments(name, element, axis, dtype):
+    """Refuse a ``dtype`` and an ``axis`` that is not an integer."""
+    if not _is_none(dtype):
+        _refuse(f"np.{name}(a, dtype=...)", element, f"np.{name}(numbacast.cast(a, 'float')), in float32")
+    if not (_is_none(axis) or isinstance(axis, types.Integer)):
+        _refuse(f"np.{name}(a, axis={axis})", element, f"np.{name}(a) or np.{name}(a, axis=k), k an integer")
+
+
+@register_jitable
+def _lines(a, axis):
+    """``np.moveaxis(a, axis, -1)``: ``a[index]`` is a line along ``axis``, for
+    ``index`` in ``np.ndindex`` of the other axes, in their order; NumPy's
+    AxisError for an axis out of bounds."""
+    if axis < -a.ndim or axis >= a.ndim:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {a.ndim}")
+    order = np.empty(a.ndim, np.intp)
+    order[-1] = axis % a.ndim
+    others = 0
+    for i in range(a.ndim):
+        if i != order[-1]:
+            order[others] = i
+            others += 1
+    return a.transpose(to_fixed_tuple(order, a.ndim))
+
+
+# --------------------------------------------------------------------------
+# NumPy's order
+# --------------------------------------------------------------------------
+
+
+@register_jitable
+def _same(a):
+    return a
+
+
+@register_jitable
+def _in_memory_order(a):
+    """``a`` with its axes by decreasing stride magnitude, ties in C order:
+    its C order is ``a.ravel(order="K")``'s, which NumPy's reductions walk
+    (a negative stride is walked as it is, not reversed)."""
+    order = np.argsort(-np.abs(np.array(a.strides)), kind="mergesort")
+    return a.transpose(to_fixed_tuple(order, a.ndim))
+
+
+def _walk(array_type):
+    """The function giving an array whose C order is NumPy's reduction order."""
+    return _same if array_type.ndim < 2 or array_type.layout == "C" else _in_memory_order
+
+
+# --------------------------------------------------------------------------
+# Sums and products
+# --------------------------------------------------------------------------
+
+
+def _fold(element, step, identity):
+    """``fold(values)``: ``identity`` stored into the type, then ``step(total, x)`` for each value in C order."""
+    first = element.numpy_dtype.type(identity)
+
+    @register_jitable
+    def fold(values):
+        total = first
+        for x in values.flat:
+            total = step(total, x)
+        return total
+
+    return fold
+
+
+def _reduction(step, identity):
+    """The typer of NumPy's reduction ``f(a)`` by ``step``, from ``identity``
+    (Numba's ``np.prod(a)``, ``np.nansum(a)``, ``a.prod()`` take no other argument)."""
+
+    def typer(a):
+        element = _element_array(a)
+        if element is None:
+            return None
+        fold, walk = _fold(element, step, identity), _walk(a)
+        return lambda a: fold(walk(a))
+
+    return typer
+
+
+def _sum(a, axis=None, dtype=None):
+    """``np.sum(a, axis=None, dtype=None)``: the reduction, or one along an integer axis."""
+    element = _element_array(a)
+    if element is None:
+        return None
+    _check_arguments("sum", element, axis, dtype)
+    fold, walk = _fold(element, operator.add, 0), _walk(a)
+    if _is_none(axis):
+        return lambda a, axis=None, dtype=None: fold(walk(a))
+    if a.ndim == 1:
+        return lambda a, axis=None, dtype=None: fold(_lines(a, axis))
+
+    def along(a, axis=None, dtype=None):
+        lines = _lines(a, axis)
+        out = np.empty(lines.shape[:-1], a.dtype)
+        for index in np.ndindex(out.shape):
+            out[index] = fold(lines[index])
+        return out
+
+    return along
+
+
+_overloads(np.sum, arraymath.array_sum)(_sum)
+_overloads(np.nansum)(_reduction(operator.add, 0))
+_overloads(np.prod, np.nanprod, arraymath.array_prod)(_reduction(operator.mul, 1))
+
+
+def _running(step):
+    """``running(values, out)``: NumPy's accumulation of a line by ``step``, from its first element."""
+
+    @register_jitable
+    def running(values, out):
+        for i in range(len(values)):
+            out[i] = values[i] if i == 0 else step(out[i - 1], values[i])
+
+    return running
+
+
+def _flattened(running):
+    """``flattened(a)``: ``running`` over the flattened array, in C order."""
+
+    @register_jitable
+    def flattened(a):
+        out = np.empty(a.size, a.dtype)
+        running(a.ravel(), out)
+        return out
+
+    return flattened
+
+
+def _accumulation(step):
+    """The typer of NumPy's accumulation ``f(a)`` by ``step`` of the flattened
+    array (Numba's ``np.cumprod(a)``, ``np.nancumsum(a)`` take no other argument)."""
+    flattened = _flattened(_running(step))
+
+    def typer(a):
+        if _element_array(a) is None:
+            return None
+        return lambda a: flattened(a)
+
+    return typer
+
+
+_running_sum = _running(operator.add)
+_flattened_sum = _flattened(_running_sum)
+
+
+def _cumsum(a, axis=None, dtype=None):
+    """``np.cumsum(a, axis=None, dtype=None)``: of the flattened array, or along an integer axis."""
+    element = _element_array(a)
+    if element is None:
+        return None
+    _check_arguments("cumsum", element, axis, dtype)
+    if _is_none(axis):
+        return lambda a, axis=None, dtype=None: _flattened_sum(a)
+
+    def along(a, axis=None, dtype=None):
+        out = np.empty(a.shape, a.dtype)
+        lines, out_lines = _lines(a, axis), _lines(out, axis)
+        for index in np.ndindex(lines.shape[:-1]):
+            _running_sum(lines[index], out_lines[index])
+        return out
+
+    return along
+
+
+_overloads(np.cumsum, arraymath.array_cumsum)(_cumsum)
+_overloads(np.nancumsum)(_accumulation(operator.add))
+_overloads(np.cumprod, np.nancumprod, arraymath.array_cumprod)(_accumulation(operator.mul))
+
+
+# --------------------------------------------------------------------------
+# Extrema
+# --------------------------------------------------------------------------
+
+
+@register_jitable
+def _maximum(best, x):
+    """ml_dtypes' ``maximum``: NaN wins, and of equal values the later."""
+    return best if best != best or best > x else x
+
+
+@register_jitable
+def _minimum(best, x):
+    return best if best != best or best < x else x
+
+
+@register_jitable
+def _fmax(best, x):
+    """ml_dtypes' ``fmax``: NaN loses, and of equal values the later."""
+    return best if x != x or best > x else x
+
+
+@register_jitable
+def _fmin(best, x):
+    return best if x != x or best < x else x
+
+
+def _extremum_result(element):
+    """NumPy's type for the extrema: ``T``, or int8 for the integer types (computed in int8)."""
+    return np.int8 if isinstance(element, IntElement) else _same
+
+
+def _extremum(ufunc_name, step):
+    """The typer of NumPy's reduction by ``ufunc_name``, which has no identity."""
+    empty = f"zero-size array to reduction operation {ufunc_name} which has no identity"
+
+    def typer(a):
+        element = _element_array(a)
+        if element is None:
+            return None
+        walk, result = _walk(a), _extremum_result(element)
+
+        def extremum(a):
+            if a.size == 0:
+                raise ValueError(empty)
+            values = walk(a)
+            best = values.flat[0]
+            for x in values.flat:
+                best = step(best, x)
+            return result(best)
+
+        return extremum
+
+    return typer
+
+
+_overloads(np.max, np.amax, arraymath.npy_max)(_extremum("maximum", _maximum))
+_overloads(np.min, np.amin, arraymath.npy_min)(_extremum("minimum", _minimum))
+_overloads(np.nanmax)(_extremum("fmax", _fmax))
+_overloads(np.nanmin)(_extremum("fmin", _fmin))
+
+
+@_overloads(np.ptp)
+def _ptp(a):
+    element = _element_array(a)
+    if element is None:
+        return None
+    result = _extremum_result(element)
+    return lambda a: result(np.max(a) - np.min(a))
+
+
+def _arg_extremum(name, better):
+    """The typer of ``np.<name>(a, axis=None)``: ml_dtypes' loop, in C order."""
+    empty = f"attempt to get {name} of an empty sequence"
+
+    def typer(a, axis=None):
+        element = _element_array(a)
+        if element is None:
+            return None
+        if not _is_none(axis):
+            _refuse(f"np.{name}(a, axis=...)", element, f"np.{name}(numbacast.cast(a, 'float'), axis=...)")
+
+        def arg_extremum(a, axis=None):
+            if a.size == 0:
+                raise ValueError(empty)
+            best, found = np.float32(np.nan), 0  # the first element is taken
+            for i, x in enumerate(a.flat):
+                value = np.float32(x)
+                if better(value, best):
+                    best, found = value, i
+                    if value != value:
+                        break
+            return found
+
+        return arg_extremum
+
+    return typer
+
+
+_overloads(np.argmax, np.nanargmax, arraymath.array_argmax)(
+    _arg_extremum("argmax", register_jitable(lambda value, best: not value <= best))
+)
+_overloads(np.argmin, np.nanargmin, arraymath.array_argmin)(
+    _arg_extremum("argmin", register_jitable(lambda value, best: not value >= best))
+)
+
+
+# --------------------------------------------------------------------------
+# Refused
+# --------------------------------------------------------------------------
+
+_REFUSED = (
+    np.var,
+    np.std,
+    np.nanvar,
+    np.nanstd,
+    np.median,
+    np.nanmedian,
+    np.percentile,
+    np.nanpercentile,
+    np.quantile,
+    np.nanquantile,
+    np.average,
+)
+
+
+def _refusal(name):
+    def typer(a, *args, **kwargs):
+        element = _element_array(a)
+        if element is not None:
+            _refuse(f"np.{name}", element, f"np.{name}(numbacast.cast(a, 'float'), ...), computed in float32")
+
+    return typer
+
+
+for _function in _REFUSED:
+    overload(_function, target="cpu")(_refusal(_function.__name__))
+overload(arraymath.array_var, target="cpu")(_refusal("var"))
+overload(arraymath.array_std, target="cpu")(_refusal("std"))
+
+
+# --------------------------------------------------------------------------
+# parallel=True
+# --------------------------------------------------------------------------
+
+
+def _declining_element_arrays(parallel_version):
+    """Numba's ``parallel_version(return_type, *argument_types)`` of a NumPy
+    function, or None (no swap) where an argument is an ml_dtypes array."""
+
+    def choose(return_type, *args, **kwargs):
+        if any(isinstance(t, types.Array) and isinstance(t.dtype, (Element, ForeignElement)) for t in args):
+            return None
+        return parallel_version(return_type, *args, **kwargs)
+
+    return choose
+
+
+for _key, _version in list(parfor.swap_functions_map.items()):
+    parfor.swap_functions_map[_key] = _declining_element_arrays(_version)
