@@ -1,6 +1,6 @@
 """NumPy's reductions of ml_dtypes arrays in @njit code against NumPy + ml_dtypes
 (the same function's py_func), bit for bit and type for type, for every type:
-sums, products, their running versions, extrema and arg-extrema, with
+sums, products, their running versions, extrema, arg-extrema and means, with
 NaN, -0 and infinities where the type has them, in NumPy's order of the
 elements; and the reductions that are refused."""
 
@@ -20,7 +20,7 @@ RNG = np.random.default_rng(20250611)
 
 
 @pytest.fixture(autouse=True)
-def _quiet():  # NumPy warns for NaN
+def _quiet():  # NumPy warns for the mean of an empty array and for NaN
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
@@ -85,6 +85,9 @@ def _arithmetic(a):
         np.cumprod(a),
         a.cumprod(),
         np.nancumprod(a),
+        np.mean(a),
+        a.mean(),
+        np.nanmean(a),
         np.ptp(a),
     )
 
@@ -131,7 +134,7 @@ KINDS = ["bfloat16", "float8e4m3fn", "float4e2m1", "float8e8m0", "int4"]
 
 @njit
 def _ordered(a):
-    return np.sum(a), np.prod(a), np.cumsum(a), np.max(a), np.nanmin(a), np.argmax(a)
+    return np.sum(a), np.prod(a), np.cumsum(a), np.mean(a), np.max(a), np.nanmin(a), np.argmax(a)
 
 
 @pytest.mark.parametrize("name", KINDS)
@@ -145,6 +148,11 @@ def test_reductions_walk_the_elements_in_numpys_order(name):
 
 
 @njit
+def _mean(a):
+    return np.mean(a)
+
+
+@njit
 def _empty_reductions(a):
     return np.sum(a), np.prod(a), np.cumsum(a), np.cumprod(a)
 
@@ -153,6 +161,8 @@ def _empty_reductions(a):
 def test_reductions_of_an_empty_array(name):
     a = every_code(name)[:0]
     assert_same(_empty_reductions(a), _empty_reductions.py_func(a))
+    if not numbacast.resolve(name).is_integer:  # NaN (0 / 0), its sign included; the integer types raise, below
+        assert bits(_mean(a)) == bits(np.mean(a))
     with pytest.raises(ValueError) as numpy_error:
         _selections.py_func(a)
     with pytest.raises(ValueError, match=re.escape(str(numpy_error.value))):
@@ -207,6 +217,29 @@ def test_the_extrema_of_the_integer_types_are_int8(name):
     assert compiled.nopython_signatures[0].return_type == types.UniTuple(types.int8, 4)
 
 
+def test_the_mean_of_an_int4_array_is_numpys():
+    """NumPy sums in INT4 (wrapping around), divides in float64 and truncates
+    into INT4; its mean of an empty array is a ValueError."""
+    mean = njit(lambda a: a.mean())
+    for values in ([1, 2, 4], [7, 7, 7], [-8, -8, 1], [5]):
+        a = np.array(values, ml_dtypes.int4)
+        got, want = mean(a), a.mean()
+        assert type(got) is type(want) is ml_dtypes.int4 and got == want, (values, got, want)
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        np.mean(np.array([], ml_dtypes.int4))
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        mean(np.array([], ml_dtypes.int4))
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8e4m3fn", "float4e2m1"])
+def test_the_mean_divides_in_float64_and_rounds_as_numpy(name):
+    """A long array: the quotient's one rounding into the type (two for BFLOAT16) is NumPy's."""
+    a = finite(name, 70001)
+    assert bits(_mean(a)) == bits(np.mean(a))
+    for size in range(1, 40):
+        assert bits(_mean(a[:size])) == bits(np.mean(a[:size])), size
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -235,7 +268,7 @@ def test_parallel_code_uses_numpys_rules():
         out = np.empty_like(a)
         for i in prange(a.size):
             out[i] = a[i] * 2
-        return np.max(out), np.argmin(out), np.sum(out)
+        return np.max(out), np.argmin(out), np.sum(out), np.mean(out)
 
     a = np.array([1, np.nan, 3, -0.0], np.float32).astype(ml_dtypes.bfloat16)
     assert_same(doubled_then_reduced(a), doubled_then_reduced.py_func(a))

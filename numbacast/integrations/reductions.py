@@ -6,7 +6,8 @@ states the rules for users).
 Numba's own versions compile for these arrays from the element operators,
 but give other answers: its ``np.cumsum`` starts from the code of 0 (NaN for
 FLOAT8E8M0, so that every sum was NaN; +0 for the other types, which turned
-a leading -0 into +0), ``np.max`` and ``np.argmax`` skip NaN, and
+a leading -0 into +0), ``np.max`` and ``np.argmax`` skip NaN, ``np.mean``
+rounds the count into the type (and does not compile for INT4), and
 ``np.median`` answers in float64.  The overloads here are registered for the
 CPU target, which Numba tries before its own generic ones, on NumPy's
 functions and on the functions behind Numba's array methods (``a.sum()``
@@ -33,6 +34,10 @@ The rules, ``T`` the array's type:
 * ``np.argmax``, ``np.argmin``, ``np.nanargmax``, ``np.nanargmin``: the C
   order index of the first NaN, else of the first largest (smallest)
   element (ml_dtypes' ``argmax``, which NumPy's nan-functions call too).
+* ``np.mean``, ``np.nanmean``: ``np.sum(a)`` divided by the count in float64,
+  then converted as ``T(v)`` converts a NumPy float64 in Python: rounded
+  once (twice, through float32, for BFLOAT16); the integer types truncate,
+  and their mean of an empty array is NumPy's ValueError.
 
 Other arguments (``dtype=``, a tuple ``axis``) and the statistics that
 NumPy computes in ``T`` step by step (``np.var``, ``np.std``, ``np.median``,
@@ -58,7 +63,10 @@ from numba.np import arraymath
 from numba.np.unsafe.ndarray import to_fixed_tuple
 from numba.parfors import parfor
 
-from .numba_types import Element, ForeignElement, IntElement
+from ..engine.conversion import Conversion, scalar_converter
+from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
+from .elements import storer
+from .numba_types import Element, ForeignElement, IntElement, element_of
 
 _JIT_OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -375,6 +383,49 @@ _overloads(np.argmax, np.nanargmax, arraymath.array_argmax)(
 _overloads(np.argmin, np.nanargmin, arraymath.array_argmin)(
     _arg_extremum("argmin", register_jitable(lambda value, best: not value >= best))
 )
+
+
+# --------------------------------------------------------------------------
+# Mean
+# --------------------------------------------------------------------------
+
+
+def _from_float64(element):
+    """``T(v)`` of a NumPy float64 ``v`` in Python, for the quotients of
+    ``np.mean``: rounded once to nearest even; BFLOAT16's constructor goes
+    through float32, and NaN and the infinities convert as an assignment
+    stores them (FLOAT8E8M0's sum, so its mean, is NaN)."""
+    stored = storer(element, "f64")
+    if isinstance(element, IntElement) or element.onnx_type in (BFLOAT16, FLOAT8E8M0):
+        return stored
+    once = scalar_converter(Conversion.make(DOUBLE, element.onnx_type, saturate=False))
+    scalar_class = element.numpy_dtype.type
+
+    @register_jitable
+    def convert(v):
+        if np.isfinite(v):
+            return element_of(once(v), scalar_class)
+        return stored(v)
+
+    return convert
+
+
+@_overloads(np.mean, np.nanmean, arraymath.array_mean)
+def _mean(a):
+    """NumPy's ``_mean``: ``T(np.sum(a) / np.intp(a.size))``."""
+    element = _element_array(a)
+    if element is None:
+        return None
+    convert = _from_float64(element)
+    if isinstance(element, IntElement):
+
+        def integer_mean(a):
+            if a.size == 0:
+                raise ValueError("cannot convert float NaN to integer")
+            return convert(np.float64(np.sum(a)) / a.size)
+
+        return integer_mean
+    return lambda a: convert(np.float64(np.sum(a)) / np.float64(a.size))
 
 
 # --------------------------------------------------------------------------
