@@ -147,6 +147,14 @@ def test_reductions_walk_the_elements_in_numpys_order(name):
     assert_same(_ordered(a), _ordered.py_func(a))
 
 
+def test_a_broadcast_array_is_summed_in_numpys_order():
+    """An axis of stride 0 keeps its C place in NumPy's order, whatever the other strides."""
+    line = (np.linspace(1, 2, 10) * 2.0 ** np.arange(-9, 11, 2)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    total = njit(lambda a: np.sum(a))  # 8032 by columns, 8064 by rows as NumPy
+    for a in (np.broadcast_to(line, (6, 10)), np.broadcast_to(line[:, None], (10, 6)).T[::-1]):
+        assert bits(total(a)) == bits(np.sum(a))
+
+
 @njit
 def _mean(a):
     return np.mean(a)

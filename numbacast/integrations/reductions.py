@@ -18,7 +18,8 @@ The rules, ``T`` the array's type:
 * ``np.sum(a)``, ``a.sum()``, ``np.nansum``: a ``T``: NumPy's identity 0
   stored into ``T`` (NaN for FLOAT8E8M0, whose sum is therefore NaN), then
   each element added (``x + y`` of :mod:`~numbacast.integrations.elements`)
-  in the order of NumPy's reduction, ``a.ravel(order="K")``'s;
+  in the order of NumPy's reduction (:func:`_numpy_axis_order`: by
+  decreasing stride, as ``a.ravel(order="K")``, but broadcast axes in C order);
   ``np.sum(a, axis=k)``: each line along axis ``k``, in index order.
   ``np.prod``, ``np.nanprod``: the same from 1, multiplying.  (NumPy's
   nan-functions do not skip NaN for these types.)
@@ -26,7 +27,7 @@ The rules, ``T`` the array's type:
   flattened array in C order, from its first element, with no identity;
   ``np.cumsum(a, axis=k)``: each line along axis ``k``.
 * ``np.max``, ``np.min`` (``np.amax``, ``a.max()`` ...): the first NaN in
-  ``a.ravel(order="K")``, else the largest (smallest) element, of equal ones
+  that order, else the largest (smallest) element, of equal ones
   the last (ml_dtypes' ``maximum``); ``np.nanmax``, ``np.nanmin`` skip NaN
   (``fmax``).  For INT4, UINT4, INT2 and UINT2 the result is an ``int8``, as
   NumPy computes it in int8.  ``np.ptp`` is ``np.max(a) - np.min(a)``.  An
@@ -141,17 +142,35 @@ def _same(a):
 
 
 @register_jitable
-def _in_memory_order(a):
-    """``a`` with its axes by decreasing stride magnitude, ties in C order:
-    its C order is ``a.ravel(order="K")``'s, which NumPy's reductions walk
-    (a negative stride is walked as it is, not reversed)."""
-    order = np.argsort(-np.abs(np.array(a.strides)), kind="mergesort")
-    return a.transpose(to_fixed_tuple(order, a.ndim))
+def _numpy_axis_order(strides):
+    """The axes, outermost first, as NumPy's iterator nests them in a
+    reduction (``npyiter_find_best_axis_ordering``): an insertion sort of
+    the axes, innermost first, by stride magnitude, in which an axis of
+    stride 0 (broadcast) compares with none -- so by decreasing stride, ties
+    and broadcast axes in C order; a negative stride is walked as it is."""
+    order = np.arange(len(strides))[::-1].copy()
+    for i in range(1, len(order)):
+        axis, stride, place = order[i], abs(strides[order[i]]), i
+        for j in range(i - 1, -1, -1):
+            other = abs(strides[order[j]])
+            if stride != 0 and other != 0:
+                if other <= stride:
+                    break
+                place = j
+        order[place + 1 : i + 1] = order[place:i].copy()
+        order[place] = axis
+    return order[::-1].copy()
+
+
+@register_jitable
+def _in_numpy_order(a):
+    """``a`` with its axes in NumPy's reduction order: its C order is the order in which NumPy reduces ``a``."""
+    return a.transpose(to_fixed_tuple(_numpy_axis_order(np.array(a.strides)), a.ndim))
 
 
 def _walk(array_type):
     """The function giving an array whose C order is NumPy's reduction order."""
-    return _same if array_type.ndim < 2 or array_type.layout == "C" else _in_memory_order
+    return _same if array_type.ndim < 2 or array_type.layout == "C" else _in_numpy_order
 
 
 # --------------------------------------------------------------------------
