@@ -3,12 +3,13 @@
 ``float_bits(x)`` returns the IEEE bits of a float32 (as uint32) or float64
 (as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
 ``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
-trailing zero and set bits of an integer.
+trailing zero and set bits of an integer.  ``clamp(x, low, high)`` bounds a
+float by two constants in one vector min and one vector max.
 """
 
 from llvmlite import ir
 from numba import types
-from numba.core import errors
+from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
 _BITS_OF = {types.float32: types.uint32, types.float64: types.uint64}
@@ -75,3 +76,24 @@ trailing_zeros = _bit_count(
     lambda builder, x: builder.cttz(x, _DEFINED_AT_ZERO),
 )
 ones = _bit_count("ones", "Number of set bits of an integer.", lambda builder, x: builder.ctpop(x))
+
+
+@intrinsic
+def clamp(typingctx, x, low, high):
+    """``x`` bounded to ``[low, high]`` (floats of one type, ``low <= high``, neither
+    NaN); NaN gives ``high``.  LLVM's ``minnum``/``maxnum``, which on x86 are one
+    ``minps``/``maxps`` each against a bound that is not NaN, where the comparisons
+    and selects that spell the same in Python come out as compares and blends."""
+    if x not in _BITS_OF or low != x or high != x:
+        raise errors.NumbaTypeError(f"clamp takes three float32 or three float64, not {x}, {low}, {high}")
+
+    def codegen(context, builder, signature, args):
+        value, lowest, highest = args
+        kind = "f32" if x == types.float32 else "f64"
+        function_type = ir.FunctionType(value.type, [value.type, value.type])
+        module = builder.module
+        minimum = cgutils.get_or_insert_function(module, function_type, f"llvm.minnum.{kind}")
+        maximum = cgutils.get_or_insert_function(module, function_type, f"llvm.maxnum.{kind}")
+        return builder.call(maximum, [builder.call(minimum, [value, highest]), lowest])
+
+    return x(x, low, high), codegen

@@ -28,7 +28,7 @@ import functools
 import numpy as np
 
 from ..formats import description as formats
-from .bits import float32_from_bits, float64_from_bits, float_bits, leading_zeros
+from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, leading_zeros
 from .cache import helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -291,6 +291,21 @@ def float_to_int(fmt, real=np.float64):
     min_value, max_value = fmt.min_value, fmt.max_value
     result = np.uint64 if fmt.bits == 64 and not fmt.signed else np.int64
     through = int32 if fmt.bits < 32 or (fmt.bits == 32 and fmt.signed) else result
+
+    if through is int32 and float(real(max_value)) == max_value:
+        # Both bounds are values of the source type: clamp in floating point (a vector min and
+        # max), then truncate; a value in [max, max + 1) truncates to max as it would unclamped.
+        largest, zero = real(max_value), real(0)
+        low32, high32 = int32(min_value), int32(max_value)
+
+        @_jit
+        def to_int_clamped(x):
+            n = through(clamp(x if x == x else zero, lowest, largest))
+            # a no-op on values already in range, which lets LLVM narrow them by saturating packs
+            n = n if n > low32 else low32
+            return result(n if n < high32 else high32)
+
+        return to_int_clamped
 
     @_jit
     def to_int(x):
