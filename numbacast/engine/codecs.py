@@ -269,14 +269,14 @@ def float_to_int(fmt, real=np.float64):
     if fmt.bits < 8:
         mask = fmt.mask
         if real is np.float32:
-            # |r| < 2**31 fits an int32; a float32 of 2**31 or more is a multiple of 2**8, whose low bits
-            # (the ones kept) are zero -- as is the result for NaN and inf.
-            limit, mask32 = np.float32(2.0**31), int32(mask)
+            # A float32 of magnitude 2**31 or more is a multiple of 2**8, whose low bits (the ones
+            # kept) are zero -- as is the result for NaN and inf: clamped to [-2**31, 2**31 - 2**7]
+            # (NaN to the top), each converts to an int32 with those low bits zero.
+            low, high, mask32 = np.float32(-(2.0**31)), np.float32(2.0**31 - 2.0**7), int32(mask)
 
             @_jit
             def to_small_int32(x):
-                r = np.rint(x)
-                return np.int64(int32(r) & mask32) if abs(r) < limit else np.int64(0)
+                return np.int64(int32(clamp(np.rint(x), low, high)) & mask32)
 
             return to_small_int32
 
