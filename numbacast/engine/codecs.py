@@ -92,6 +92,9 @@ def signed_codes(source, target, over, inf, nan):
     on last by one flip: the special codes of negative values are kept as they
     are before it, so that choosing between the codes of the two signs is a
     choice between equal constants where they differ only by the sign bit.
+    Where the NaN codes allow it, NaN is put in by masks rather than a select
+    (a vector blend, two or three times the cost): a NaN code with every
+    magnitude bit set is or-ed in.
     """
     uint, real, _ = source_arithmetic(source)
     dst_sign = 1 << target.sign_shift
@@ -113,21 +116,32 @@ def signed_codes(source, target, over, inf, nan):
     src_inf = uint(source.inf_code)
     max_code = uint(target.max_code)
     keep_negative_zero = target.has_negative_zero
+    # How NaN is put in (every result before the flip is a magnitude, below the sign bit):
+    magnitude_ones = uint(dst_sign - 1)
+    nan_ored = nan_pos == magnitude_ones and nan_neg_flip == nan_pos  # or-ed in, the sign kept
+    nan_unsigned_ored = nan_pos == magnitude_ones and nan_neg == nan_pos  # or-ed in, the sign dropped
     dst_sign = uint(dst_sign)
+    zero = uint(0)
 
     @_jit
     def code(x, a, magnitude, is_nan):
         negative = (x >> sign_shift) != 0
         sign = uint(uint(x >> sign_move) & dst_sign)
         result = magnitude
-        if not keep_negative_zero and magnitude == 0:
-            result = sign
+        if not keep_negative_zero:  # -0 is +0: the sign flip leaves a zero magnitude alone
+            # (the literal 0, measured: against it LLVM tests the magnitude's parts cheaply; against
+            # a uint32 zero it built a chain of blends, FNUZ casts 1.4x as long with AVX2 code)
+            sign = sign if magnitude != 0 else zero
         if not clamp:
             if magnitude > max_code:
                 result = over_neg_flip if negative else over_pos
             if a == src_inf:
                 result = inf_neg_flip if negative else inf_pos
-        if is_nan:
+        if nan_ored or nan_unsigned_ored:
+            result = uint(result | (nan_pos if is_nan else zero))
+            if nan_unsigned_ored:
+                sign = zero if is_nan else sign
+        elif is_nan:
             result = nan_neg_flip if negative else nan_pos
         return uint(result ^ sign)
 
@@ -143,7 +157,11 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     the bits (the carry may run into the exponent, which is still right);
     smaller ones are added in floating point to a power of two whose last
     mantissa bit weighs one target subnormal step, so that the hardware's
-    round-to-nearest-even does the rounding.
+    round-to-nearest-even does the rounding.  Both are computed for every
+    magnitude and the smaller kept (one vector min where a compare and a blend
+    were): below the normal range the integer one wraps around to a large
+    number, and from there up the floating-point one counts the value in
+    subnormal steps, at least the code (equal in the lowest binade).
 
     Overflow, infinity, NaN and the sign are those of :func:`signed_codes`.
     """
@@ -156,10 +174,12 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     normal_min = uint(normal_exponent << source.mantissa_bits).view(real)  # compared as floats: one instruction
     has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
     # (a + round_bias + last kept bit) >> shift is the rounded magnitude, re-biased on the way
-    # where the subnormal range is apart (every normal magnitude is above rebias << shift)
-    round_bias = (1 << (int(shift) - 1)) - 1 - (rebias << int(shift) if has_subnormal_range else 0)
+    # where the subnormal range is apart, less the codes of one binade (2**mantissa_bits, added
+    # back after the shift): the sum then wraps around for every magnitude below the normal range
+    lowest_binade = 1 << source.mantissa_bits if has_subnormal_range else 0
+    round_bias = (1 << (int(shift) - 1)) - 1 - (rebias << int(shift) if has_subnormal_range else 0) - lowest_binade
     round_bias = uint(round_bias % (1 << source.bits))
-    rebias_after = uint(0 if has_subnormal_range else rebias % (1 << source.bits))
+    rebias_after = uint((-(1 << target.mantissa_bits) if has_subnormal_range else rebias) % (1 << source.bits))
     magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
     magic_bits = uint(magic.view(uint))
     clamp, clamp_bits, signed_code = signed_codes(
@@ -175,8 +195,9 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         if clamp:
             a = a if a < clamp_bits else clamp_bits  # not min(): a function Numba compiles apart, 0.03 s
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
-        if has_subnormal_range and from_bits(a) < normal_min:
-            magnitude = uint(float_bits(from_bits(a) + magic) - magic_bits)
+        if has_subnormal_range:
+            in_steps = uint(float_bits(from_bits(a) + magic) - magic_bits)
+            magnitude = magnitude if magnitude < in_steps else in_steps
         return signed_code(x, a, magnitude, nan)
 
     return encode
