@@ -171,7 +171,6 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     rebias = (source.bias - target.bias) << target.mantissa_bits
     # Source magnitudes from here up are normal numbers in the target.
     normal_exponent = source.bias + target.min_normal_exponent
-    normal_min = uint(normal_exponent << source.mantissa_bits).view(real)  # compared as floats: one instruction
     has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
     # (a + round_bias + last kept bit) >> shift is the rounded magnitude, re-biased on the way
     # where the subnormal range is apart, less the codes of one binade (2**mantissa_bits, added

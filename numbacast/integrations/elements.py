@@ -573,10 +573,22 @@ def _setitem(array, index, value):
         if target.kind != "i" and target.kind != "u" or not _casts_own_floats(value):
             return lambda array, index, value: operator.setitem(array, index, convert(value))
         bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
+        if target.kind == "u" and target.itemsize < 8:
+            convert = _unsigned_by_signed(convert, target.itemsize)
         return lambda array, index, value: operator.setitem(
             array, index, _bounded_integer(np.float32(value), convert, bottom, top)
         )
     return None
+
+
+def _unsigned_by_signed(convert, itemsize):
+    """``convert`` for a float into an unsigned type of ``itemsize`` bytes as
+    NumPy's C cast does it on x86-64: through int32 (uint8, uint16) or int64
+    (uint32), whose low bits are kept, 0 beyond that range (-1.0 gives 255 in
+    uint8).  A float converted to an unsigned type straight is undefined
+    below zero; LLVM gave 255 on one CPU and 0 on another."""
+    signed, limit = (np.int32, np.float32(2.0**31)) if itemsize < 4 else (np.int64, np.float32(2.0**63))
+    return register_jitable(lambda v: convert(signed(v)) if abs(v) < limit else convert(0))
 
 
 @overload(operator.invert)
