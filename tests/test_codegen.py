@@ -54,3 +54,39 @@ def test_haswell_float8_and_int8_encoders_have_no_blend(tmp_path):
             assert blends == 0, (kernel, blends)
         if "float->int8(" in kernel:
             assert minmax >= 2, (kernel, minmax)
+
+
+HALF_PROBE = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numbacast
+    from numbacast.engine.bits import converts_half_in_hardware
+
+    # every sign, exponent and top 10 mantissa bits, with the dropped 13 bits at the
+    # rounding's edges: zero, one, just below half, half, just above, all ones
+    top = np.arange(1 << 19, dtype=np.uint32) << np.uint32(13)
+    low = np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32)
+    x = (top[:, None] | low[None, :]).reshape(-1).view(np.float32)
+    got = numbacast.cast(x, "float16").view(np.uint16)
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).view(np.uint16)
+    nan = np.isnan(x)
+    want[nan] = np.uint16(0x7E00) | (want[nan] & np.uint16(0x8000))  # the quiet NaN of its sign
+    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size)]))
+""")
+
+
+def half_casts(tmp_path, cpu):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / cpu), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
+    done = subprocess.run([sys.executable, "-c", HALF_PROBE], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_path):
+    """FLOAT -> FLOAT16 is one conversion instruction where the compile target has
+    one (F16C in haswell), and the bit formula where it has none (LLVM's own
+    conversion there calls a function Numba does not link: the process
+    crashed); both give NumPy's rounding, and the quiet NaN of its sign, on
+    3,145,728 float32 covering every exponent and the rounding's edges."""
+    assert half_casts(tmp_path, "haswell") == [True, 0, 3145728]
+    assert half_casts(tmp_path, "x86-64") == [False, 0, 3145728]

@@ -4,12 +4,17 @@
 (as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
 ``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
 trailing zero and set bits of an integer.  ``clamp(x, low, high)`` bounds a
-float by two constants in one vector min and one vector max.
+float by two constants in one vector min and one vector max.  ``half_bits(x)``
+is the FLOAT16 code of a float32 by the processor's own conversion, where
+:func:`converts_half_in_hardware` says the compile target has one.
 """
 
+import functools
+
+import llvmlite.binding as llvm
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils, errors
+from numba.core import cgutils, config, errors
 from numba.extending import intrinsic
 
 _BITS_OF = {types.float32: types.uint32, types.float64: types.uint64}
@@ -97,3 +102,38 @@ def clamp(typingctx, x, low, high):
         return builder.call(maximum, [builder.call(minimum, [value, highest]), lowest])
 
     return x(x, low, high), codegen
+
+
+@intrinsic
+def half_bits(typingctx, x):
+    """The FLOAT16 code (as uint32) of the float32 ``x`` rounded by LLVM's
+    ``fptrunc``: to nearest, ties to even, overflow to infinity, NaN a quiet NaN
+    keeping its sign and the top of its payload.  Only where
+    :func:`converts_half_in_hardware`: elsewhere LLVM calls a runtime function
+    that Numba does not link."""
+    if x != types.float32:
+        raise errors.NumbaTypeError(f"half_bits takes a float32, not {x}")
+
+    def codegen(context, builder, signature, args):
+        half = builder.fptrunc(args[0], ir.HalfType())
+        return builder.zext(builder.bitcast(half, ir.IntType(16)), ir.IntType(32))
+
+    return types.uint32(x), codegen
+
+
+@functools.cache
+def converts_half_in_hardware():
+    """Whether the CPU Numba compiles for (``NUMBA_CPU_NAME`` and
+    ``NUMBA_CPU_FEATURES``, else the host) converts float32 to FLOAT16 by an
+    instruction (F16C, AVX-512 FP16): LLVM compiles a probe for it and is
+    asked whether it called a runtime function instead."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    name = config.CPU_NAME or llvm.get_host_cpu_name()
+    features = config.CPU_FEATURES if config.CPU_FEATURES is not None else llvm.get_host_cpu_features().flatten()
+    machine = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(cpu=name, features=features)
+    probe = llvm.parse_assembly(
+        "define i16 @probe(float %x) {\n  %h = fptrunc float %x to half\n"
+        "  %b = bitcast half %h to i16\n  ret i16 %b\n}\n"
+    )
+    return "call" not in machine.emit_assembly(probe)

@@ -32,11 +32,12 @@ from ..formats.registry import (
     FLOAT8E5M2,
     FLOAT8E5M2FNUZ,
     FLOAT8E8M0,
+    FLOAT16,
     OnnxType,
 )
 from . import codecs
 from . import rounding as rounding_modes
-from .bits import float32_from_bits, float_bits
+from .bits import converts_half_in_hardware, float32_from_bits, float_bits
 from .cache import OVERLOAD_OPTIONS, helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -275,6 +276,9 @@ def target_stage(kind, source_bits, conversion, part=None):
             return encode, True
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
 
+    if target is FLOAT16 and kind == "f32" and not directed and converts_half_in_hardware():
+        encode_half = codecs.half_encoder()
+        return _jit(lambda x: encode_half(np.float32(x)))
     if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
         encode, takes_r = encoder(formats.FLOAT32)
         if part == rounding_modes.REDUCE:
