@@ -657,6 +657,8 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     # and a code below the smallest (negative as a signed integer) becomes it
     sint = np.int32 if uint is np.uint32 else np.int64
     top_bits = uint(real(2.0**127).view(uint))
+    zero = uint(0)
+    assert nan == (1 << target.bits) - 1
 
     @_jit
     def encode(bits, r):
@@ -686,9 +688,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
                 result = low
             if a == src_inf:
                 result = high
-        if nan_in:
-            result = nan
-        return result
+        return uint(result | (nan if nan_in else zero))  # NaN is the code of all ones: or-ed, not selected
 
     return encode
 
