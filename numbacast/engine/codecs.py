@@ -93,8 +93,10 @@ def signed_codes(source, target, over, inf, nan):
     are before it, so that choosing between the codes of the two signs is a
     choice between equal constants where they differ only by the sign bit.
     Where the NaN codes allow it, NaN is put in by masks rather than a select
-    (a vector blend, two or three times the cost): a NaN code with every
-    magnitude bit set is or-ed in.
+    (a vector blend, two or three times the cost): where magnitudes are
+    clamped, a NaN's magnitude is the clamp's code and its own code a fixed
+    step above it, added in (with the sign dropped where NaN has one code);
+    else a NaN code with every magnitude bit set is or-ed in.
     """
     uint, real, _ = source_arithmetic(source)
     dst_sign = 1 << target.sign_shift
@@ -120,6 +122,10 @@ def signed_codes(source, target, over, inf, nan):
     magnitude_ones = uint(dst_sign - 1)
     nan_ored = nan_pos == magnitude_ones and nan_neg_flip == nan_pos  # or-ed in, the sign kept
     nan_unsigned_ored = nan_pos == magnitude_ones and nan_neg == nan_pos  # or-ed in, the sign dropped
+    # clamped, a NaN's magnitude is the clamp's code, over_pos: its code is a fixed step above it
+    nan_stepped = clamp and not nan_ored and nan_pos >= over_pos and nan_neg_flip in (nan_pos, nan_pos ^ dst_sign)
+    nan_step = uint(nan_pos - over_pos)
+    nan_drops_sign = nan_neg == nan_pos
     dst_sign = uint(dst_sign)
     zero = uint(0)
 
@@ -137,7 +143,11 @@ def signed_codes(source, target, over, inf, nan):
                 result = over_neg_flip if negative else over_pos
             if a == src_inf:
                 result = inf_neg_flip if negative else inf_pos
-        if nan_ored or nan_unsigned_ored:
+        if nan_stepped:
+            result = uint(result + (nan_step if is_nan else zero))
+            if nan_drops_sign:
+                sign = zero if is_nan else sign
+        elif nan_ored or nan_unsigned_ored:
             result = uint(result | (nan_pos if is_nan else zero))
             if nan_unsigned_ored:
                 sign = zero if is_nan else sign
