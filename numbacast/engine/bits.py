@@ -126,7 +126,7 @@ def converts_half_in_hardware():
     """Whether the CPU Numba compiles for (``NUMBA_CPU_NAME`` and
     ``NUMBA_CPU_FEATURES``, else the host) converts float32 to FLOAT16 by an
     instruction (F16C, AVX-512 FP16): LLVM compiles a probe for it and is
-    asked whether it called a runtime function instead."""
+    asked whether it calls a runtime function instead."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     name = config.CPU_NAME or llvm.get_host_cpu_name()
@@ -136,4 +136,10 @@ def converts_half_in_hardware():
         "define i16 @probe(float %x) {\n  %h = fptrunc float %x to half\n"
         "  %b = bitcast half %h to i16\n  ret i16 %b\n}\n"
     )
-    return "call" not in machine.emit_assembly(probe)
+    assembly = machine.emit_assembly(probe)
+    return not any(word in assembly for word in _HALF_RUNTIME_CALLS)
+
+
+#: What the probe's assembly holds where the conversion is a runtime function (the
+#: names compiler-rt and libgcc give it, x86's call instruction).
+_HALF_RUNTIME_CALLS = ("__truncsfhf2", "__gnu_f2h_ieee", "call")
