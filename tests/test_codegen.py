@@ -57,6 +57,7 @@ def test_haswell_float8_and_int8_encoders_have_no_blend(tmp_path):
 
 
 HALF_PROBE = textwrap.dedent("""
+    import hashlib
     import json
     import numpy as np
     import numbacast
@@ -72,7 +73,11 @@ HALF_PROBE = textwrap.dedent("""
         want = x.astype(np.float16).view(np.uint16)
     nan = np.isnan(x)
     want[nan] = np.uint16(0x7E00) | (want[nan] & np.uint16(0x8000))  # the quiet NaN of its sign
-    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size)]))
+    directed = {
+        mode: hashlib.sha256(numbacast.cast(x, "float16", rounding=mode).tobytes()).hexdigest()
+        for mode in ("toward_zero", "toward_positive", "toward_negative")
+    }
+    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed]))
 """)
 
 
@@ -87,6 +92,10 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     one (F16C in haswell), and the bit formula where it has none (LLVM's own
     conversion there calls a function Numba does not link: the process
     crashed); both give NumPy's rounding, and the quiet NaN of its sign, on
-    3,145,728 float32 covering every exponent and the rounding's edges."""
-    assert half_casts(tmp_path, "haswell") == [True, 0, 3145728]
-    assert half_casts(tmp_path, "x86-64") == [False, 0, 3145728]
+    3,145,728 float32 covering every exponent and the rounding's edges; in the
+    directed modes the instruction's result, moved a step where it lies on the
+    wrong side, gives the bit formula's codes."""
+    by_instruction, by_formula = half_casts(tmp_path, "haswell"), half_casts(tmp_path, "x86-64")
+    assert by_instruction[:3] == [True, 0, 3145728]
+    assert by_formula[:3] == [False, 0, 3145728]
+    assert by_instruction[3] == by_formula[3]

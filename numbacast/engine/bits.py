@@ -4,9 +4,10 @@
 (as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
 ``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
 trailing zero and set bits of an integer.  ``clamp(x, low, high)`` bounds a
-float by two constants in one vector min and one vector max.  ``half_bits(x)``
-is the FLOAT16 code of a float32 by the processor's own conversion, where
-:func:`converts_half_in_hardware` says the compile target has one.
+float by two constants in one vector min and one vector max.  ``half_code(direction)``
+is the FLOAT16 code of a float32 by the processor's own conversion, rounded
+in a direction, where :func:`converts_half_in_hardware` says the compile
+target has one.
 """
 
 import functools
@@ -104,21 +105,63 @@ def clamp(typingctx, x, low, high):
     return x(x, low, high), codegen
 
 
-@intrinsic
-def half_bits(typingctx, x):
-    """The FLOAT16 code (as uint32) of the float32 ``x`` rounded by LLVM's
-    ``fptrunc``: to nearest, ties to even, overflow to infinity, NaN a quiet NaN
-    keeping its sign and the top of its payload.  Only where
-    :func:`converts_half_in_hardware`: elsewhere LLVM calls a runtime function
-    that Numba does not link."""
-    if x != types.float32:
-        raise errors.NumbaTypeError(f"half_bits takes a float32, not {x}")
+def _half_code(direction):
+    """The intrinsic ``half_code(x)`` of :func:`half_code` for one ``direction``."""
 
-    def codegen(context, builder, signature, args):
-        half = builder.fptrunc(args[0], ir.HalfType())
-        return builder.zext(builder.bitcast(half, ir.IntType(16)), ir.IntType(32))
+    def half_code(typingctx, x):
+        if x != types.float32:
+            raise errors.NumbaTypeError(f"half_code takes a float32, not {x}")
 
-    return types.uint32(x), codegen
+        def codegen(context, builder, signature, args):
+            i16 = ir.IntType(16)
+            value = args[0]
+            half = builder.fptrunc(value, ir.HalfType())
+            code = builder.bitcast(half, i16)
+            if direction:
+                back = builder.fpext(half, ir.FloatType())  # exact
+                if direction == 2:  # toward zero: a magnitude above |x| steps down
+                    fabs = cgutils.get_or_insert_function(
+                        builder.module, ir.FunctionType(ir.FloatType(), [ir.FloatType()]), "llvm.fabs.f32"
+                    )
+                    wrong = builder.fcmp_ordered(">", builder.call(fabs, [back]), builder.call(fabs, [value]))
+                    step = i16(-1)
+                else:  # one code up (direction 1) or down (-1) in value: +-1 by the code's sign
+                    wrong = builder.fcmp_ordered("<" if direction == 1 else ">", back, value)
+                    negative = builder.icmp_signed("<", code, i16(0))
+                    step = builder.select(negative, i16(-direction), i16(direction))
+                code = builder.add(code, builder.select(wrong, step, i16(0)))
+            # NaN: the quiet NaN of its sign, the conversion's payload bits below the quiet bit cleared
+            nan = builder.icmp_unsigned(">", builder.and_(code, i16(0x7FFF)), i16(0x7C00))
+            code = builder.and_(code, builder.select(nan, i16(~0x01FF & 0xFFFF), i16(0xFFFF)))
+            return builder.zext(code, ir.IntType(32))
+
+        return types.uint32(x), codegen
+
+    half_code.__name__ = half_code.__qualname__ = f"half_code_{direction}"
+    return intrinsic(half_code)
+
+
+#: ``half_code(direction)(x)``: see :func:`half_code`.
+_HALF_CODES = {direction: _half_code(direction) for direction in (0, 1, -1, 2)}
+
+
+def half_code(direction):
+    """The intrinsic ``f(x)``: the FLOAT16 code (as uint32) of the float32 ``x``
+    by LLVM's ``fptrunc`` (to nearest, ties to even, overflow to infinity),
+    its NaN made the quiet NaN of its sign (the payload bits below the quiet
+    bit cleared); only where :func:`converts_half_in_hardware`, elsewhere
+    LLVM calls a runtime function that Numba does not link.
+
+    ``direction`` rounds in a directed mode instead: 1 toward +inf, -1 toward
+    -inf, 2 toward zero.  The nearest value is one of the two neighbours of
+    ``x`` (infinity past the largest), so where it lies on the wrong side of
+    ``x`` (its value, converted back exactly, compared with ``x``) the other
+    neighbour is the next code up or down in value: an overflow toward zero
+    gives the largest finite value, a value just past it rounded up gives
+    infinity, and infinity, zero and NaN never move.  Written as one piece of
+    16-bit IR: in Numba's own arithmetic, which widens to 64 bits, LLVM kept
+    part of the loop in 64-bit lanes."""
+    return _HALF_CODES[direction]
 
 
 @functools.cache

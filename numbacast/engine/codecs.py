@@ -28,7 +28,7 @@ import functools
 import numpy as np
 
 from ..formats import description as formats
-from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, half_bits, leading_zeros
+from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, leading_zeros
 from .cache import helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -208,26 +208,6 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
             in_steps = uint(float_bits(from_bits(a) + magic) - magic_bits)
             magnitude = magnitude if magnitude < in_steps else in_steps
         return signed_code(x, a, magnitude, nan)
-
-    return encode
-
-
-@functools.cache
-def half_encoder():
-    """``encode(x) -> code``: a float32 value (not its bits) to FLOAT16 by the
-    processor's conversion (:func:`~numbacast.engine.bits.half_bits`; only where
-    :func:`~numbacast.engine.bits.converts_half_in_hardware`), the rules of
-    :func:`float_encoder` to the bit: to nearest even, overflow and infinity
-    to infinity, NaN the quiet NaN of its sign (the conversion's payload bits
-    below the quiet bit cleared).  One conversion where the bit formula takes
-    about twenty vector instructions."""
-    payload, magnitude, infinity = np.uint32(0x01FF), np.uint32(0x7FFF), np.uint32(0x7C00)
-    none = np.uint32(0)
-
-    @_jit
-    def encode(x):
-        code = half_bits(x)  # NaN told from the code, in the code's 16-bit lanes
-        return np.uint32(code & ~(payload if (code & magnitude) > infinity else none))
 
     return encode
 

@@ -37,7 +37,7 @@ from ..formats.registry import (
 )
 from . import codecs
 from . import rounding as rounding_modes
-from .bits import converts_half_in_hardware, float32_from_bits, float_bits
+from .bits import converts_half_in_hardware, float32_from_bits, float_bits, half_code
 from .cache import OVERLOAD_OPTIONS, helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -276,8 +276,8 @@ def target_stage(kind, source_bits, conversion, part=None):
             return encode, True
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
 
-    if target is FLOAT16 and kind == "f32" and not directed and converts_half_in_hardware():
-        encode_half = codecs.half_encoder()
+    if target is FLOAT16 and kind == "f32" and rounding in _HALF_DIRECTIONS and converts_half_in_hardware():
+        encode_half = half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
         return _jit(lambda x: encode_half(np.float32(x)))
     if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
         encode, takes_r = encoder(formats.FLOAT32)
@@ -300,6 +300,14 @@ def target_stage(kind, source_bits, conversion, part=None):
 
 
 _NO_RANDOM = np.uint64(0)
+
+#: The roundings of FLOAT -> FLOAT16 by the processor's conversion (see bits.half_code).
+_HALF_DIRECTIONS = {
+    rounding_modes.NEAREST_EVEN: 0,
+    rounding_modes.TOWARD_POSITIVE: 1,
+    rounding_modes.TOWARD_NEGATIVE: -1,
+    rounding_modes.TOWARD_ZERO: 2,
+}
 
 
 @_jit
