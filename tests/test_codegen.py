@@ -77,7 +77,14 @@ HALF_PROBE = textwrap.dedent("""
         mode: hashlib.sha256(numbacast.cast(x, "float16", rounding=mode).tobytes()).hexdigest()
         for mode in ("toward_zero", "toward_positive", "toward_negative")
     }
-    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed]))
+    # and back: every FLOAT16 code's value, NaN the quiet NaN of its sign
+    codes = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    values = numbacast.cast(codes, "float").view(np.uint32)
+    exact = codes.astype(np.float32).view(np.uint32)
+    nan = np.isnan(codes)
+    exact[nan] = (exact[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
+    back = int((values != exact).sum())
+    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed, back]))
 """)
 
 
@@ -94,8 +101,10 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     crashed); both give NumPy's rounding, and the quiet NaN of its sign, on
     3,145,728 float32 covering every exponent and the rounding's edges; in the
     directed modes the instruction's result, moved a step where it lies on the
-    wrong side, gives the bit formula's codes."""
+    wrong side, gives the bit formula's codes; and FLOAT16 -> FLOAT by the
+    instruction and by the formula gives every code's value."""
     by_instruction, by_formula = half_casts(tmp_path, "haswell"), half_casts(tmp_path, "x86-64")
     assert by_instruction[:3] == [True, 0, 3145728]
     assert by_formula[:3] == [False, 0, 3145728]
     assert by_instruction[3] == by_formula[3]
+    assert by_instruction[4] == by_formula[4] == 0  # FLOAT16 -> FLOAT, every code, by both

@@ -6,8 +6,8 @@
 trailing zero and set bits of an integer.  ``clamp(x, low, high)`` bounds a
 float by two constants in one vector min and one vector max.  ``half_code(direction)``
 is the FLOAT16 code of a float32 by the processor's own conversion, rounded
-in a direction, where :func:`converts_half_in_hardware` says the compile
-target has one.
+in a direction, and ``half_value(code)`` the value of a code, where
+:func:`converts_half_in_hardware` says the compile target has them.
 """
 
 import functools
@@ -162,6 +162,28 @@ def half_code(direction):
     16-bit IR: in Numba's own arithmetic, which widens to 64 bits, LLVM kept
     part of the loop in 64-bit lanes."""
     return _HALF_CODES[direction]
+
+
+@intrinsic
+def half_value(typingctx, code):
+    """The float32 value of the FLOAT16 code in the low 16 bits of an unsigned
+    integer, by LLVM's ``fpext`` (exact), a NaN made the quiet NaN of its
+    sign (the payload bits below the quiet bit cleared, as
+    :func:`~numbacast.engine.codecs.float_decoder` gives it); only where
+    :func:`converts_half_in_hardware`."""
+    if not isinstance(code, types.Integer) or code.signed:
+        raise errors.NumbaTypeError(f"half_value takes an unsigned integer, not {code}")
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        bits16 = builder.trunc(args[0], ir.IntType(16)) if code.bitwidth > 16 else args[0]
+        value = builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
+        bits = builder.bitcast(value, i32)
+        nan = builder.icmp_unsigned(">", builder.and_(bits, i32(0x7FFFFFFF)), i32(0x7F800000))
+        bits = builder.and_(bits, builder.select(nan, i32(0xFFC00000), i32(0xFFFFFFFF)))
+        return builder.bitcast(bits, ir.FloatType())
+
+    return types.float32(code), codegen
 
 
 @functools.cache

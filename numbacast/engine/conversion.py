@@ -37,7 +37,7 @@ from ..formats.registry import (
 )
 from . import codecs
 from . import rounding as rounding_modes
-from .bits import converts_half_in_hardware, float32_from_bits, float_bits, half_code
+from .bits import converts_half_in_hardware, float32_from_bits, float_bits, half_code, half_value
 from .cache import OVERLOAD_OPTIONS, helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -197,6 +197,8 @@ def source_stage(source: OnnxType):
         if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
             return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
         return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
+    if source is FLOAT16 and converts_half_in_hardware():
+        return "f32", half_value  # the processor's conversion, float_decoder's value to the bit
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:
