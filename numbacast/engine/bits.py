@@ -166,17 +166,18 @@ def half_code(direction):
 
 @intrinsic
 def half_value(typingctx, code):
-    """The float32 value of the FLOAT16 code in the low 16 bits of an unsigned
-    integer, by LLVM's ``fpext`` (exact), a NaN made the quiet NaN of its
+    """The float32 value of the FLOAT16 code in the low 16 bits of an integer
+    (the bits above ignored), by LLVM's ``fpext`` (exact), a NaN made the quiet NaN of its
     sign (the payload bits below the quiet bit cleared, as
     :func:`~numbacast.engine.codecs.float_decoder` gives it); only where
     :func:`converts_half_in_hardware`."""
-    if not isinstance(code, types.Integer) or code.signed:
-        raise errors.NumbaTypeError(f"half_value takes an unsigned integer, not {code}")
+    if not isinstance(code, types.Integer):
+        raise errors.NumbaTypeError(f"half_value takes an integer, not {code}")
 
     def codegen(context, builder, signature, args):
-        i32 = ir.IntType(32)
-        bits16 = builder.trunc(args[0], ir.IntType(16)) if code.bitwidth > 16 else args[0]
+        i32, i16 = ir.IntType(32), ir.IntType(16)
+        width = code.bitwidth
+        bits16 = builder.trunc(args[0], i16) if width > 16 else builder.zext(args[0], i16) if width < 16 else args[0]
         value = builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
         bits = builder.bitcast(value, i32)
         nan = builder.icmp_unsigned(">", builder.and_(bits, i32(0x7FFFFFFF)), i32(0x7F800000))
