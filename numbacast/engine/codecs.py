@@ -124,7 +124,7 @@ def signed_codes(source, target, over, inf, nan):
     nan_unsigned_ored = nan_pos == magnitude_ones and nan_neg == nan_pos  # or-ed in, the sign dropped
     # clamped, a NaN's magnitude is the clamp's code, over_pos: its code is a fixed step above it
     nan_stepped = clamp and not nan_ored and nan_pos >= over_pos and nan_neg_flip in (nan_pos, nan_pos ^ dst_sign)
-    nan_step = uint(nan_pos - over_pos)
+    nan_step = uint(nan_pos - over_pos if nan_stepped else 0)  # uint32 arithmetic: never below zero
     nan_drops_sign = nan_neg == nan_pos
     dst_sign = uint(dst_sign)
     zero = uint(0)
