@@ -331,9 +331,9 @@ def scalar_converter(conversion, part=rounding_modes.FULL):
     encode = target_stage(kind, conversion.source.bits, conversion, part if conversion.stochastic else None)
     if part == rounding_modes.REDUCE:
         return encode  # of the random number alone
+    if decode is _identity:  # one inlined function less to compile
+        return encode
     if conversion.stochastic:
-        if decode is _identity:
-            return encode
         return _jit(lambda value, r: encode(decode(value), r))
 
     @_jit
