@@ -205,9 +205,9 @@ def every_nan(dtype):
 def test_every_nan_payload_gives_the_nan_code(source, target):
     """A NaN's payload never shows in its code: every NaN of the source, in
     every mode but stochastic and with both values of ``saturate``, gives the
-    code the exact reference gives the NaN of its sign (the encoders let a
-    NaN's bits run through their arithmetic where that is cheaper, then cut
-    the result to the NaN code; docs/internals.md, "Kernel code")."""
+    code the exact reference gives the NaN of its sign (FLOAT -> FLOAT8E8M0
+    lets a NaN's bits run through its arithmetic, then cuts the result to the
+    NaN code; docs/internals.md, "Kernel code")."""
     values = every_nan(np.float32 if source == "float" else np.float64)
     negative = np.signbit(values)
     s, t = numbacast.resolve(source), numbacast.resolve(target)

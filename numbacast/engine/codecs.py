@@ -74,49 +74,17 @@ def source_arithmetic(source):
     return np.uint64, np.float64, float64_from_bits
 
 
-def least_shifted(low, high, add_low, add_high, shift, subtract, bits):
-    """The least of ``((a + add) >> shift) - subtract`` in ``bits``-bit unsigned
-    arithmetic over ``low <= a <= high`` and ``add_low <= add <= add_high``
-    (Python ints), or None where a sum or the difference wraps around inside
-    those ranges (the formula is then not monotonic there)."""
-    top = 1 << bits
-    first, last = (low + add_low) % top, (high + add_high) % top
-    if high - low + add_high - add_low >= top or first > last:
-        return None
-    least, most = first >> shift, last >> shift
-    subtract %= top
-    if subtract <= least or most + top - subtract < top:
-        return (least - subtract) % top
-    return None
-
-
-def least_nan_magnitude(source, add_low, add_high, shift, subtract):
-    """:func:`least_shifted` over the magnitude bits of every NaN of ``source``."""
-    low, high = source.inf_code + 1, source.magnitude_mask
-    return least_shifted(low, high, add_low, add_high, shift, subtract, source.bits)
-
-
 @functools.cache
-def signed_codes(source, target, over, inf, nan, nan_floor=None):
-    """``(clamp, clamp_magnitude, code)`` for rounding a ``source`` float (FLOAT32 or
+def signed_codes(source, target, over, inf, nan):
+    """``(clamp, clamp_bits, code)`` for rounding a ``source`` float (FLOAT32 or
     FLOAT64) to the signed format ``target``, where an overflow, an infinity
     and a NaN give the (positive, negative) codes ``over``, ``inf`` and ``nan``.
 
     ``clamp``: an overflow and an infinity give one code, the largest finite
     magnitude or the one just above it (with the sign bit when negative).  A
-    magnitude's bits ``a`` are then clamped, ``clamp_magnitude(a)``, to the
-    source bits of that code's value before the rounding, which gives the
-    code in every mode and leaves neither case a test of its own (without
-    ``clamp``, ``clamp_magnitude`` returns ``a``).
-
-    ``nan_floor``, when given, is the least rounded magnitude the caller's
-    formula gives any NaN's magnitude bits.  Where it is at least the NaN
-    code, which is at least the clamp's code, and NaN keeps the sign (or has
-    one code, the sign bit over zero), the clamp is a floating-point one that
-    lets a NaN through (one vector min, as x86's ``minps`` takes a NaN in its
-    first operand: the comparison fails and it is kept), and the rounded
-    magnitude is then cut to the NaN code: a NaN is that code, every other
-    magnitude is below it, and NaN needs no test of its own.
+    magnitude's bits are then clamped to ``clamp_bits``, the source bits of
+    that code's value, before the rounding, which gives the code in every mode
+    and leaves neither case a test of its own.
 
     ``code(x, a, magnitude, is_nan)``: the code of the value of bits ``x``,
     whose magnitude bits are ``a`` (clamped or not) and rounded magnitude
@@ -130,7 +98,7 @@ def signed_codes(source, target, over, inf, nan, nan_floor=None):
     step above it, added in (with the sign dropped where NaN has one code);
     else a NaN code with every magnitude bit set is or-ed in.
     """
-    uint, real, from_bits = source_arithmetic(source)
+    uint, real, _ = source_arithmetic(source)
     dst_sign = 1 << target.sign_shift
     (over_pos, over_neg), (inf_pos, inf_neg), (nan_pos, nan_neg) = (tuple(map(int, c)) for c in (over, inf, nan))
     # the value of the code of an overflow, the largest finite one or the one just above it
@@ -142,8 +110,7 @@ def signed_codes(source, target, over, inf, nan, nan_floor=None):
         and over_pos - target.max_code in (0, 1)
         and top_value < float(np.finfo(real).max)
     )
-    clamp_value = real(top_value if clamp else 0)
-    clamp_bits = uint(clamp_value.view(uint))
+    clamp_bits = uint(real(top_value if clamp else 0).view(uint))
     over_neg_flip, inf_neg_flip, nan_neg_flip = (uint(c ^ dst_sign) for c in (over_neg, inf_neg, nan_neg))
     over_pos, inf_pos, nan_pos = uint(over_pos), uint(inf_pos), uint(nan_pos)
     sign_shift = uint(source.sign_shift)
@@ -159,25 +126,8 @@ def signed_codes(source, target, over, inf, nan, nan_floor=None):
     nan_stepped = clamp and not nan_ored and nan_pos >= over_pos and nan_neg_flip in (nan_pos, nan_pos ^ dst_sign)
     nan_step = uint(nan_pos - over_pos if nan_stepped else 0)  # uint32 arithmetic: never below zero
     nan_drops_sign = nan_neg == nan_pos
-    # a NaN let through the clamp, its rounded magnitude cut to the NaN code (see above): the sign
-    # is then or-ed on, which leaves the code of a NaN with the sign bit over zero as it is
-    nan_cut = (
-        clamp
-        and nan_floor is not None
-        and over_pos <= nan_pos <= nan_floor
-        and (nan_neg_flip == nan_pos or nan_pos == nan_neg == dst_sign)
-    )
     dst_sign = uint(dst_sign)
     zero = uint(0)
-
-    @_jit
-    def clamp_magnitude(a):
-        if nan_cut:  # x86's minps: a NaN, for which the comparison fails, is kept
-            v = from_bits(a)
-            return float_bits(clamp_value if v > clamp_value else v)
-        if clamp:
-            return a if a < clamp_bits else clamp_bits  # not min(): a function Numba compiles apart, 0.03 s
-        return a
 
     @_jit
     def code(x, a, magnitude, is_nan):
@@ -193,9 +143,6 @@ def signed_codes(source, target, over, inf, nan, nan_floor=None):
                 result = over_neg_flip if negative else over_pos
             if a == src_inf:
                 result = inf_neg_flip if negative else inf_pos
-        if nan_cut:
-            result = result if result < nan_pos else nan_pos
-            return uint(result | sign)
         if nan_stepped:
             result = uint(result + (nan_step if is_nan else zero))
             if nan_drops_sign:
@@ -208,7 +155,7 @@ def signed_codes(source, target, over, inf, nan, nan_floor=None):
             result = nan_neg_flip if negative else nan_pos
         return uint(result ^ sign)
 
-    return clamp, clamp_magnitude, code
+    return clamp, clamp_bits, code
 
 
 @functools.cache
@@ -244,12 +191,8 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     rebias_after = uint((-(1 << target.mantissa_bits) if has_subnormal_range else rebias) % (1 << source.bits))
     magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
     magic_bits = uint(magic.view(uint))
-    # the least magnitude of a NaN: by the bits; by the sum, a quiet NaN (of either sign)
-    nan_floor = least_nan_magnitude(source, int(round_bias), int(round_bias) + 1, int(shift), int(rebias_after))
-    if nan_floor is not None and has_subnormal_range:
-        nan_floor = min(nan_floor, (source.inf_code | 1 << (source.mantissa_bits - 1)) - int(magic_bits))
-    clamp, clamp_magnitude, signed_code = signed_codes(
-        source, target, *overflow_codes(target, saturate, inf_to_nan), nan_codes(target), nan_floor
+    clamp, clamp_bits, signed_code = signed_codes(
+        source, target, *overflow_codes(target, saturate, inf_to_nan), nan_codes(target)
     )
     one = uint(1)
 
@@ -258,7 +201,8 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         x = uint(bits)
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)
-        a = clamp_magnitude(a)
+        if clamp:
+            a = a if a < clamp_bits else clamp_bits  # not min(): a function Numba compiles apart, 0.03 s
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
         if has_subnormal_range:
             in_steps = uint(float_bits(from_bits(a) + magic) - magic_bits)

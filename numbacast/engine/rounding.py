@@ -35,7 +35,7 @@ from numba.extending import register_jitable
 from ..formats import description as formats
 from .bits import float_bits, leading_zeros
 from .cache import helper_njit
-from .codecs import least_nan_magnitude, signed_codes, source_arithmetic
+from .codecs import signed_codes, source_arithmetic
 
 _jit = helper_njit
 
@@ -464,14 +464,9 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     toward_neg = rounding in (TOWARD_ZERO, TOWARD_POSITIVE)
     if signed:
         over = (max_code if toward_pos else away_pos, uint(max_code | dst_sign) if toward_neg else away_neg)
-        # the least magnitude of a NaN, outside the stochastic modes (whose fast part and check clamp
-        # alike): that of its bits, cut by a fixed shift (NaN is never below the normal range)
-        adds = (0, 0 if random else int(fixed_low))
-        nan_floor = None if random else least_nan_magnitude(source, *adds, shift, int(rebias))
-        codes = signed_codes(source, target, over, (inf_pos, inf_neg), (nan_pos, nan_neg), nan_floor)
-        _, clamp_magnitude, signed_code = codes
+        clamp, clamp_bits, signed_code = signed_codes(source, target, over, (inf_pos, inf_neg), (nan_pos, nan_neg))
     else:
-        clamp_magnitude, signed_code = _identity, None
+        clamp, clamp_bits, signed_code = False, uint(0), None
     normal_min_value = normal_min.view(real)
 
     @_jit
@@ -489,7 +484,9 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
 
         @_jit
         def settled(bits, r):  # zero where lifted is one below a carry or a carry with nothing left
-            a = clamp_magnitude(uint(uint(bits) & magnitude_mask))
+            a = uint(uint(bits) & magnitude_mask)
+            if clamp:
+                a = min(a, clamp_bits)
             lifted, subnormal = aligned_sum(a, r)
             return np.uint32(uint(lifted + one) & settle_mask) if subnormal else np.uint32(1)
 
@@ -504,7 +501,8 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         negative = (x >> sign_shift) != zero
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
-        a = clamp_magnitude(a)
+        if clamp:
+            a = min(a, clamp_bits)
         subnormal = from_bits(a) < normal_min_value
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
@@ -651,7 +649,6 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     max_code = uint(target.max_code)
     normalise_subnormals = source.min_normal_exponent > -target.bias - 1
     normal_min = uint(1 << source.mantissa_bits)
-    one_shift = uint(1)
     one = real(1.0)
     one_bits = uint(one.view(uint))
     subnormal_offset = uint((target.bias - source.bias - (source.bias - 1)) % (1 << source.bits))
@@ -668,7 +665,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     # then the exponent field is the code (the biases are equal), and a NaN, let through the
     # clamp (x86's minps), gives a code above 254 that a min makes 255
     folded = normalise_subnormals and saturate and not random
-    half_normal_min = uint(normal_min >> one_shift) if folded else zero
+    half_normal_min = uint(1 << (source.mantissa_bits - 1))
     assert not folded or offset == 0, source
 
     @_jit
