@@ -7,8 +7,8 @@ are memoised: a given set of arguments always returns the same dispatcher.
 
 Rules (see the conversion rules, docs/rules.md):
 
-* :func:`float_encoder` rounds the exact value of a float32/float64 (given as
-  its bits) once, to nearest with ties to even, on an exponent range unbounded
+* :func:`float_encoder` rounds the exact value of a float32/float64 once,
+  to nearest with ties to even, on an exponent range unbounded
   above; a rounded magnitude above the largest finite value is an overflow.
   Overflow and infinity give +/-max when saturating, else +/-inf where the
   format has one, else NaN.  NaN keeps its sign where the format has a signed
@@ -160,8 +160,8 @@ def signed_codes(source, target, over, inf, nan):
 
 @functools.cache
 def float_encoder(source, target, saturate, inf_to_nan=False):
-    """``encode(bits) -> code``: the bits of a ``source`` float (FLOAT32 or
-    FLOAT64) rounded once to the signed float format ``target``.
+    """``encode(value) -> code``: a ``source`` float (a FLOAT32 or FLOAT64
+    value) rounded once to the signed float format ``target``.
 
     Magnitudes that are normal in the target round by an integer addition on
     the bits (the carry may run into the exponent, which is still right);
@@ -197,8 +197,8 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     one = uint(1)
 
     @_jit
-    def encode(bits):
-        x = uint(bits)
+    def encode(value):
+        x = float_bits(real(value))
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)
         if clamp:

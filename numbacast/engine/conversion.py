@@ -289,7 +289,7 @@ def target_stage(kind, source_bits, conversion, part=None):
             return _jit(lambda x, r: encode(float_bits(x), r))
         if takes_r:
             return _jit(lambda x: encode(float_bits(x), _NO_RANDOM))
-        return _jit(lambda x: encode(float_bits(x)))
+        return encode
     encode, takes_r = encoder(formats.FLOAT64)
     if part == rounding_modes.REDUCE:
         return encode
@@ -298,7 +298,7 @@ def target_stage(kind, source_bits, conversion, part=None):
         return _jit(lambda x, r: encode(float_bits(to_double(x)), r))
     if takes_r:
         return _jit(lambda x: encode(float_bits(to_double(x)), _NO_RANDOM))
-    return _jit(lambda x: encode(float_bits(to_double(x))))
+    return _jit(lambda x: encode(to_double(x)))
 
 
 _NO_RANDOM = np.uint64(0)
