@@ -279,8 +279,7 @@ def target_stage(kind, source_bits, conversion, part=None):
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
 
     if target is FLOAT16 and kind == "f32" and rounding in _HALF_DIRECTIONS and converts_half_in_hardware():
-        encode_half = half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
-        return _jit(lambda x: encode_half(np.float32(x)))
+        return half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
     if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
         encode, takes_r = encoder(formats.FLOAT32)
         if part == rounding_modes.REDUCE:

@@ -671,24 +671,20 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     @_jit
     def encode(bits, r):
         a = uint(uint(bits) & mag_mask)
+        nan_in = from_bits(a) != from_bits(a)
+        code_offset = offset
         if folded:
             v = from_bits(a)
             a = float_bits(top_value if v > top_value else v)
             lifted = a if a > half_normal_min else half_normal_min
             m = min(a, uint(uint(lifted + lifted) - normal_min))
-            add = lift
-            if even:
-                add = uint(add + uint(uint(m >> mant_bits) & uint(1)))
-            code = uint(uint(m + add) >> mant_bits)
-            return code if code < nan else nan
-        nan_in = from_bits(a) != from_bits(a)
-        if saturate:
-            a = min(a, top_bits)
-        m = a
-        code_offset = offset
-        if normalise_subnormals and a < normal_min:
-            m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
-            code_offset = subnormal_offset
+        else:
+            if saturate:
+                a = min(a, top_bits)
+            m = a
+            if normalise_subnormals and a < normal_min:
+                m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
+                code_offset = subnormal_offset
         if random:
             code = uint(uint(uint(m >> mant_bits) + code_offset) + uint(stochastic(uint(m & mant_mask), r)))
         else:  # the mantissa added to the amount that moves it up carries into the exponent
@@ -696,6 +692,8 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
             if even:  # a tie goes up when the code below it is odd
                 add = uint(add + uint(uint(uint(m >> mant_bits) ^ offset_parity) & uint(1)))
             code = uint(uint(uint(m + add) >> mant_bits) + code_offset)
+        if folded:
+            return code if code < nan else nan
         if saturate:
             result = uint(max(sint(code), sint(0)))
         else:
