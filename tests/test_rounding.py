@@ -212,7 +212,7 @@ def test_every_nan_payload_gives_the_nan_code(source, target):
         group = found[first : first + 3]
         rows = converter_harness(group)(values)
         for conversion, row in zip(group, rows):
-            options = dict(saturate=conversion.saturate, rounding=conversion.rounding)
-            want = [exact.encode(target, exact.Exact.nan(sign), **options) for sign in (0, 1)]
+            rule = dict(saturate=conversion.saturate, rounding=conversion.rounding)
+            want = [exact.encode(target, exact.Exact.nan(sign), **rule) for sign in (0, 1)]
             codes = row.astype(np.int64)
             assert (codes[~negative] == want[0]).all() and (codes[negative] == want[1]).all(), (conversion, want)
