@@ -1,13 +1,19 @@
 """The machine code of the kernels, read with ``inspect_asm`` (deterministic,
 unlike timings): compiled for haswell (AVX2), they use 256-bit ``ymm``
 registers and never the AVX-512 ``zmm`` ones; the float8 and int8 encoders
-need no vector blend (three micro-operations each on current Intel cores)."""
+need no vector blend (three micro-operations each on current Intel cores).
+Compiled for an AVX-512 CPU, the generated float8 encoder takes 512-bit
+vectors and the int8 and int32 ones keep 256-bit vectors
+(:mod:`numbacast.engine.vector_width`)."""
 
 import json
 import os
 import subprocess
 import sys
 import textwrap
+
+import llvmlite.binding as llvm
+import pytest
 
 PROBE = textwrap.dedent("""
     import json, re, sys
@@ -41,6 +47,20 @@ def test_haswell_kernels_use_ymm_and_never_zmm(tmp_path):
     assert len(counts) == 6
     for kernel, (ymm, zmm, _, _) in counts.items():
         assert ymm > 0 and zmm == 0, (kernel, ymm, zmm)
+
+
+@pytest.mark.skipif(
+    "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
+    reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
+)
+def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_only(tmp_path):
+    counts = registers_used(tmp_path, "skylake-avx512")
+    assert len(counts) == 6
+    for kernel, (_, zmm, _, _) in counts.items():
+        if "float->float8e4m3fn(" in kernel:
+            assert zmm > 0, (kernel, zmm)
+        else:
+            assert zmm == 0, (kernel, zmm)
 
 
 def test_haswell_float8_and_int8_encoders_have_no_blend(tmp_path):

@@ -52,11 +52,11 @@ from numba import config, njit, types
 from numba.core import caching, sigutils
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
-from numba.core.dispatcher import _FunctionCompiler  # type: ignore[attr-defined]
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 
 from .cache_files import VerifiedIndexDataCacheFile, warn_damaged
+from .vector_width import WideVectorCompiler
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -409,7 +409,7 @@ def helper_njit(function=None, **options):
 OVERLOAD_OPTIONS: Any = {"nogil": True, "pipeline_class": _HelperCompiler}
 
 
-class _LoopFlagsCompiler(_FunctionCompiler):
+class _LoopFlagsCompiler(WideVectorCompiler):
     """Compiles a parallel kernel with the flags Numba compiles the body of
     its ``prange`` loop with (the NumPy error model; arguments that alias
     nothing, as Numba finds them in that loop): Numba keys the implementation
@@ -436,11 +436,18 @@ class ParallelKernelDispatcher(CPUDispatcher):
         self._compiler.__class__ = _LoopFlagsCompiler
 
 
+def _wide(dispatcher):
+    """``dispatcher`` compiling with :class:`~numbacast.engine.vector_width.WideVectorCompiler`."""
+    dispatcher._compiler.__class__ = WideVectorCompiler
+    return dispatcher
+
+
 def cached_njit(**options):
     """``numba.njit(**options)`` with numbacast's verified disk cache, or without
     a disk cache (and a :class:`CacheWarning`) when no cache folder is usable;
-    without the C wrapper, which nothing calls.  A parallel kernel is compiled
-    by :class:`ParallelKernelDispatcher`."""
+    without the C wrapper, which nothing calls; compiled with 512-bit vectors
+    where the CPU has them (:mod:`~numbacast.engine.vector_width`).  A
+    parallel kernel is compiled by :class:`ParallelKernelDispatcher`."""
     options = dict(options, no_cfunc_wrapper=True)
 
     def decorate(function):
@@ -448,7 +455,7 @@ def cached_njit(**options):
             dispatcher = ParallelKernelDispatcher(function, locals={}, targetoptions=dict(options, nopython=True))
             _PARALLEL_OPTIONS[dispatcher] = options
         else:
-            dispatcher = njit(**options)(function)
+            dispatcher = _wide(njit(**options)(function))
         return _with_disk_cache(dispatcher, VerifiedFunctionCache)
 
     return decorate
@@ -464,5 +471,6 @@ def serial_version(dispatcher):
     twin = _SERIAL_TWINS.get(dispatcher)
     if twin is None:
         serial = {name: value for name, value in options.items() if name != "parallel"}
-        twin = _SERIAL_TWINS[dispatcher] = _with_disk_cache(njit(**serial)(dispatcher.py_func), SerialFunctionCache)
+        twin = _with_disk_cache(_wide(njit(**serial)(dispatcher.py_func)), SerialFunctionCache)
+        _SERIAL_TWINS[dispatcher] = twin
     return twin

@@ -113,6 +113,18 @@ class Conversion:
         """Whether each element needs a random number."""
         return self.rounding == rounding_modes.STOCHASTIC
 
+    @property
+    def wide_vectors(self):
+        """Whether the kernels of this conversion ask for 512-bit vectors
+        (:mod:`~numbacast.engine.vector_width`): those into a float type
+        whose codes the generated encoders compute, where the time goes
+        into instructions -- every float target but FLOAT and DOUBLE, and
+        FLOAT16 by the processor's conversion, unless the rounding is other
+        than to nearest-even."""
+        if not self.target.is_float:
+            return False
+        return self.rounding != rounding_modes.NEAREST_EVEN or self.target not in (FLOAT, DOUBLE, FLOAT16)
+
     def __str__(self):
         return (
             f"{_label(self.source)}->{_label(self.target)}(saturate={int(self.saturate)},"
@@ -170,6 +182,7 @@ class ConversionType(types.Type):
 
     def __init__(self, conversion):
         self.conversion = conversion
+        self.wide_vectors = conversion.wide_vectors
         super().__init__(name=f"Conversion[{conversion}]")
 
 
