@@ -5,9 +5,9 @@ axis, cut into blocks of ``block_size`` (the last one shorter when the length
 is not a multiple): in each task of a ``prange`` loop (:data:`TASK_ELEMENTS`),
 the largest magnitude of each block (read once from memory, the task's
 elements then sit in cache; a task of whole blocks of 32 or 16 takes each in
-a straight run of vector instructions, :mod:`~numbacast.engine.lanes`) and the
-scale from it, then every element of the task scaled and rounded in one
-loop.  :func:`dequantize_blocks` goes back.  NVFP4's default tensor scale
+a straight run of vector instructions, :mod:`~numbacast.engine.lanes`), then
+the blocks' scales from them side by side, then every element of the task
+scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.  NVFP4's default tensor scale
 needs the whole tensor's largest magnitude before any block's scale: one
 pass first keeps every block's (:func:`block_amaxes`), the tensor's comes
 from them, and the quantising pass takes them instead of reducing each block
@@ -300,23 +300,6 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
     return mx_scale
 
 
-def scales_in_lanes(block):
-    """Whether a quantising task computes its blocks' scales side by side
-    after taking all their largest magnitudes (a loop that runs several in
-    vector lanes), rather than each right after its block's, between the
-    reads of memory.  True for NVFP4, whose scale is a division, a
-    FLOAT8E4M3FN encode and a decode; false for MX's few integer steps.  A
-    constant of the compiled code (``@njit`` only)."""
-    raise TypeError("scales_in_lanes() is for @njit code")
-
-
-@overload(scales_in_lanes, jit_options=OVERLOAD_OPTIONS)
-def _overload_scales_in_lanes(block):
-    if isinstance(block, ConversionType):
-        in_lanes = block.conversion.target is not FLOAT8E8M0
-        return lambda block: in_lanes
-
-
 #: Runs of consecutive tasks a quantisation is cut into, at most: the
 #: iterations of its parallel loop, each allocating one scratch array.
 TASK_RUNS = 256
@@ -364,20 +347,18 @@ def _task_amaxes(line, size, out):
 def _quantize_task(
     t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, amaxes, scratch, per_block
 ):
-    """Task ``t`` of :func:`quantize_kernel`: the scale of each of its blocks
-    first (by the rule compiled in), its weight written beside each of the
-    block's elements (in ``scratch``, as long as a task, of the source type,
-    that of the conversion: see :func:`element_conversion`), then one loop
-    over all the task's elements, each scaled by its weight and rounded
-    (contiguous loads and stores, in vector lanes, however short the blocks);
-    last, in a task holding a block of the NaN scale, that block's elements
-    made the encoding of +NaN (:func:`scaled` leaves them to be rewritten).
-
-    An MX scale is made right after its block's largest magnitude, between
-    the reads of memory; NVFP4's side by side, after all the task's
-    (:func:`scales_in_lanes`), each block's amax then its weight kept in
-    ``per_block``, the amaxes taken from ``amaxes`` when it is not None
-    (:func:`block_amaxes`, which the tensor scale came from)."""
+    """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
+    of its blocks (into ``per_block``, or taken from ``amaxes`` when it is
+    not None: :func:`block_amaxes`, which NVFP4's tensor scale came from),
+    then their scales side by side (by the rule compiled in; a loop of
+    scalar steps that overlap from block to block), each block's weight
+    written beside each of its elements (in ``scratch``, as long as a task,
+    of the source type, that of the conversion: see
+    :func:`element_conversion`), then one loop over all the task's elements,
+    each scaled by its weight and rounded (contiguous loads and stores, in
+    vector lanes, however short the blocks); last, in a task holding a block
+    of the NaN scale, that block's elements made the encoding of +NaN
+    (:func:`scaled` leaves them to be rewritten)."""
     size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
@@ -387,29 +368,18 @@ def _quantize_task(
     nan_blocks = False
     fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
     fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
-    in_lanes = scales_in_lanes(block)
-    if in_lanes:  # every block's amax, then their scales side by side, in vector lanes
-        if amaxes is None:
-            _task_amaxes(line, size, per_block[: b1 - b0])
-        else:
-            for i in range(b1 - b0):  # (a slice assignment compiles Numba's shape-mismatch message: 2 s)
-                per_block[i] = amaxes[row, b0 + i]
-        for i in range(b1 - b0):
-            codes[i], per_block[i] = block_scale(
-                per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
-            )
+    if amaxes is None:
+        _task_amaxes(line, size, per_block[: b1 - b0])
+    else:
+        for i in range(b1 - b0):  # (a slice assignment compiles Numba's shape-mismatch message: 2 s)
+            per_block[i] = amaxes[row, b0 + i]
+    for i in range(b1 - b0):
+        codes[i], per_block[i] = block_scale(
+            per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
+        )
     for i in range(b1 - b0):
         lo = i * size
-        if in_lanes:
-            weight = in_source_type(per_block[i], conversion)
-        else:  # the scale right after the block's amax, between the reads of memory
-            if fixed32:  # a whole block in straight vector runs (engine.lanes)
-                amax = np.float64(largest_magnitude(line, lo, 32))
-            elif fixed16:
-                amax = np.float64(largest_magnitude(line, lo, 16))
-            else:
-                amax = block_amax(line[lo : lo + size])
-            codes[i], weight = block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale)
+        weight = in_source_type(per_block[i], conversion)
         if fixed32:
             fill(weights, lo, 32, weight)
         elif fixed16:
