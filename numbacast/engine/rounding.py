@@ -558,8 +558,8 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 add = fixed_half
             elif up_positive:
                 add = zero if negative else fixed_low
-            elif up_negative:
-                add = fixed_low if negative else zero
+            elif up_negative:  # a float comparison (one instruction; -0 and NaN end alike either way)
+                add = fixed_low if from_bits(x) < 0 else zero
             magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
             if has_subnormal_range and subnormal and in_steps:
                 # Below: x in steps of the smallest subnormal (fewer than 2**mantissa_bits,
