@@ -445,9 +445,10 @@ def _wide(dispatcher):
 def cached_njit(**options):
     """``numba.njit(**options)`` with numbacast's verified disk cache, or without
     a disk cache (and a :class:`CacheWarning`) when no cache folder is usable;
-    without the C wrapper, which nothing calls; compiled with 512-bit vectors
-    where the CPU has them (:mod:`~numbacast.engine.vector_width`).  A
-    parallel kernel is compiled by :class:`ParallelKernelDispatcher`."""
+    without the C wrapper, which nothing calls; its compilations for
+    arguments that ask for them take 512-bit vectors where the CPU has them
+    (:mod:`~numbacast.engine.vector_width`).  A parallel kernel is compiled
+    by :class:`ParallelKernelDispatcher`."""
     options = dict(options, no_cfunc_wrapper=True)
 
     def decorate(function):

@@ -118,9 +118,10 @@ class Conversion:
         """Whether the kernels of this conversion ask for 512-bit vectors
         (:mod:`~numbacast.engine.vector_width`): those into a float type
         whose codes the generated encoders compute, where the time goes
-        into instructions -- every float target but FLOAT and DOUBLE, and
-        FLOAT16 by the processor's conversion, unless the rounding is other
-        than to nearest-even."""
+        into instructions -- every float target but FLOAT, DOUBLE and
+        FLOAT16 (decodes, and conversions the processor makes in one
+        instruction), and those too when the rounding is other than to
+        nearest-even."""
         if not self.target.is_float:
             return False
         return self.rounding != rounding_modes.NEAREST_EVEN or self.target not in (FLOAT, DOUBLE, FLOAT16)
