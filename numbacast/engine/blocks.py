@@ -7,11 +7,11 @@ the largest magnitude of each block (read once from memory, the task's
 elements then sit in cache; a task of whole blocks of 32 or 16 takes each in
 a straight run of vector instructions, :mod:`~numbacast.engine.lanes`), then
 the blocks' scales from them side by side, then every element of the task
-scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.  NVFP4's default tensor scale
-needs the whole tensor's largest magnitude before any block's scale: one
-pass first keeps every block's (:func:`block_amaxes`), the tensor's comes
-from them, and the quantising pass takes them instead of reducing each block
-again.
+scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.
+NVFP4's default tensor scale needs the whole tensor's largest magnitude
+before any block's scale: one pass first keeps every block's
+(:func:`block_amaxes`), the tensor's comes from them, and the quantising
+pass takes them instead of reducing each block again.
 
 Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
 FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,

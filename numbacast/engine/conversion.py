@@ -183,8 +183,13 @@ class ConversionType(types.Type):
 
     def __init__(self, conversion):
         self.conversion = conversion
-        self.wide_vectors = conversion.wide_vectors
         super().__init__(name=f"Conversion[{conversion}]")
+
+    @property
+    def wide_vectors(self):
+        """The conversion's :attr:`Conversion.wide_vectors`, which
+        :mod:`~numbacast.engine.vector_width` reads from a kernel's argument types."""
+        return self.conversion.wide_vectors
 
 
 constant_type(Conversion, ConversionType)

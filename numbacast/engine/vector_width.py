@@ -62,27 +62,29 @@ def prefer_wide_vectors(module):
         function.attributes = attributes
 
 
-#: For each compilation of a numbacast kernel under way, innermost last,
-#: whether it asks for 512-bit vectors (Numba compiles one thing at a time,
-#: under its global compiler lock; a kernel's compilation may compile others
-#: inside it).
-_compiling = threading.local()
+class _Compiling(threading.local):
+    """For each compilation of a numbacast kernel under way in this thread,
+    innermost last, whether it asks for 512-bit vectors (Numba compiles one
+    thing at a time, under its global compiler lock; a kernel's compilation
+    may compile others inside it)."""
+
+    def __init__(self):
+        self.wide = []
 
 
-def _stack():
-    if not hasattr(_compiling, "wide"):
-        _compiling.wide = []
-    return _compiling.wide
-
-
+_compiling = _Compiling()
 _numba_post_lowering = CPUContext.post_lowering
 
 
 def _post_lowering(self, mod, library):
+    """Numba's ``post_lowering``, then :func:`prefer_wide_vectors` when the
+    innermost compilation under way asks for it (installed once, on import)."""
     _numba_post_lowering(self, mod, library)
-    stack = _stack()
-    if stack and stack[-1]:
+    if _compiling.wide and _compiling.wide[-1]:
         prefer_wide_vectors(mod)
+
+
+CPUContext.post_lowering = _post_lowering  # type: ignore[method-assign]
 
 
 def asks_for_wide_vectors(args):
@@ -96,11 +98,8 @@ class WideVectorCompiler(_FunctionCompiler):
     arguments ask for it (:func:`asks_for_wide_vectors`)."""
 
     def _compile_core(self, args, return_type):
-        if CPUContext.post_lowering is not _post_lowering:
-            CPUContext.post_lowering = _post_lowering
-        stack = _stack()
-        stack.append(asks_for_wide_vectors(args))
+        _compiling.wide.append(asks_for_wide_vectors(args))
         try:
             return super()._compile_core(args, return_type)
         finally:
-            stack.pop()
+            _compiling.wide.pop()
