@@ -1,13 +1,14 @@
 """The fixed-width block helpers of the quantise task (numbacast.engine.lanes),
-against NumPy: the largest magnitude of 32 or 16 values (NaN when one is NaN)
-and a fill of 32 or 16 values, at every offset, in float32 and float64."""
+against NumPy: the largest magnitude of 32 or 16 values (NaN when one is NaN),
+that of 32 blocks of 32 or 16 of 16 side by side, and a fill of 32 or 16
+values, at every offset, in float32 and float64."""
 
 import numpy as np
 import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from numbacast.engine.lanes import fill, largest_magnitude
+from numbacast.engine.lanes import fill, largest_magnitude, largest_magnitudes
 
 
 @njit
@@ -18,6 +19,16 @@ def _largest(values, start):
 @njit
 def _largest16(values, start):
     return largest_magnitude(values, start, 16)
+
+
+@njit
+def _group(values, start, out, out_start):
+    largest_magnitudes(values, start, 32, out, out_start)
+
+
+@njit
+def _group16(values, start, out, out_start):
+    largest_magnitudes(values, start, 16, out, out_start)
 
 
 @njit
@@ -58,6 +69,22 @@ def test_a_nan_or_an_infinity_is_the_largest(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lanes", [32, 16])
+def test_largest_magnitudes_of_blocks_side_by_side_in_order_and_nothing_else_written(dtype, lanes):
+    rng = np.random.default_rng(lanes)
+    x = (rng.standard_normal(1100) * np.exp2(rng.integers(-60, 60, 1100))).astype(dtype)
+    x[::7] = -x[::7]
+    x[lanes + 3], x[5 * lanes + 1], x[3 * lanes] = np.nan, -np.inf, -np.finfo(dtype).max
+    group = _group if lanes == 32 else _group16
+    for start in (0, 1, 3, 17, x.size - lanes * lanes):
+        out = np.full(lanes + 5, 7.0, dtype)
+        group(x, start, out, 2)
+        expected = np.abs(x[start : start + lanes * lanes].reshape(lanes, lanes)).max(axis=1)
+        assert np.array_equal(out[2 : 2 + lanes], expected, equal_nan=True), start
+        assert (out[:2] == 7).all() and (out[2 + lanes :] == 7).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fill_writes_the_32_values_and_nothing_else(dtype):
     x = np.arange(100, dtype=dtype)
     _fill(x, 37, -2.5)
@@ -78,3 +105,5 @@ def test_lanes_must_be_16_or_32_and_the_values_floats():
         other(np.zeros(32, np.float32))
     with pytest.raises(TypingError, match="float32 or float64"):
         _largest(np.zeros(32, np.int32), 0)
+    with pytest.raises(TypingError, match="C-contiguous float64 array for the maxima"):
+        _group(np.zeros(1024), 0, np.zeros(32, np.float32), 0)

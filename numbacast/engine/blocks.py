@@ -51,7 +51,7 @@ from .bits import float32_from_bits, float64_from_bits, float_bits
 from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
-from .lanes import fill, largest_magnitude
+from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .rounding import random64
 from .stochastic import convert_random
 
@@ -330,17 +330,27 @@ def _task_span(t, per_row, group, nb, n, block_size):
 @cached_njit(nogil=True)
 def _task_amaxes(line, size, out):
     """The largest magnitude of each block of ``size`` elements of ``line`` (a
-    task's, the last block maybe shorter) into ``out``, one per block."""
-    fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
-    fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
-    for i in range(out.size):
-        lo = i * size
-        if fixed32:  # a whole block in straight vector runs (engine.lanes)
-            out[i] = largest_magnitude(line, lo, 32)
-        elif fixed16:
-            out[i] = largest_magnitude(line, lo, 16)
+    task's, the last block maybe shorter) into ``out``, one per block (of
+    the type of ``line``).  Blocks of 32 or 16 go by groups of as many blocks
+    side by side (:func:`~numbacast.engine.lanes.largest_magnitudes`), the
+    whole blocks left over one by one in vector lanes, a short block by a loop."""
+    grouped = 0
+    if size == 32:
+        grouped = line.size // (32 * 32) * 32
+        for g in range(0, grouped, 32):
+            largest_magnitudes(line, g * 32, 32, out, g)
+    elif size == 16:
+        grouped = line.size // (16 * 16) * 16
+        for g in range(0, grouped, 16):
+            largest_magnitudes(line, g * 16, 16, out, g)
+    whole = line.size // size if size in LANES else grouped
+    for i in range(grouped, whole):
+        if size == 32:
+            out[i] = largest_magnitude(line, i * 32, 32)
         else:
-            out[i] = block_amax(line[lo : lo + size])
+            out[i] = largest_magnitude(line, i * 16, 16)
+    for i in range(whole, out.size):
+        out[i] = block_amax(line[i * size : (i + 1) * size])
 
 
 @cached_njit(nogil=True)
@@ -414,7 +424,7 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key,
     tasks = rows * per_row
     runs = min(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch, per_block = np.empty(group * params[0], src.dtype), np.empty(group)
+        scratch, per_block = np.empty(group * params[0], src.dtype), np.empty(group, src.dtype)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _quantize_task(
                 t,

@@ -2,6 +2,8 @@
 
 ``largest_magnitude(values, start, lanes)`` is the largest magnitude of
 ``values[start:start + lanes]``, in the type of ``values``, and
+``largest_magnitudes(values, start, lanes, out, out_start)`` that of each of
+``lanes`` consecutive such spans side by side (a task's blocks by groups),
 ``fill(values, start, lanes, value)`` writes ``value`` into that span; ``lanes``
 is a literal, 16 or 32 (the block sizes of NVFP4 and OCP MX), ``values`` a 1-D
 C-contiguous float32 or float64 array, and the span must lie inside it (the
@@ -64,6 +66,66 @@ def largest_magnitude(typingctx, values, start, lanes):
         return builder.bitcast(builder.call(reduce, [magnitudes]), context.get_value_type(result))
 
     return result(values, types.intp, lanes), codegen
+
+
+def _merged(builder, module, first, second, lanes, width):
+    """The vector of lanes whose ``2k`` blocks are ``first``'s ``k`` blocks then
+    ``second``'s, each block the larger, lane by lane, of the two halves of
+    the same block in its source: one step of the reduction of
+    :func:`largest_magnitudes` (two shuffles and an unsigned maximum)."""
+    blocks = lanes // width  # in each source
+    lower, upper = [], []
+    for source in (0, lanes):
+        for b in range(blocks):
+            lower += [source + b * width + j for j in range(width // 2)]
+            upper += [source + b * width + width // 2 + j for j in range(width // 2)]
+    vector = first.type
+    index = ir.VectorType(ir.IntType(32), lanes)
+    halves = [builder.shuffle_vector(first, second, ir.Constant(index, order)) for order in (lower, upper)]
+    bits = vector.element.width
+    maximum = cgutils.get_or_insert_function(
+        module, ir.FunctionType(vector, [vector, vector]), f"llvm.umax.v{lanes}i{bits}"
+    )
+    return builder.call(maximum, halves)
+
+
+@intrinsic
+def largest_magnitudes(typingctx, values, start, lanes, out, out_start):
+    """The largest magnitude of each of ``lanes`` consecutive blocks of
+    ``lanes`` values from ``values[start]`` into ``out[out_start:out_start +
+    lanes]`` (an array of the type of ``values``; NaN when a block holds
+    one), the blocks side by side: each block's magnitude bits in a vector,
+    then pairs of vectors merged into one holding both blocks at half the
+    lanes each (:func:`_merged`), until one vector holds every block's
+    maximum in one lane, stored at once.  ``lanes`` - 1 merges of two shuffles
+    where a reduction per block takes log2(``lanes``) shuffle steps of its
+    own and a scalar store."""
+    count = _check(values, lanes)
+    if not (isinstance(out, types.Array) and out.ndim == 1 and out.layout == "C" and out.dtype == values.dtype):
+        raise errors.NumbaTypeError(f"expected a 1-D C-contiguous {values.dtype} array for the maxima, not {out}")
+    result = values.dtype
+
+    def codegen(context, builder, signature, args):
+        width = result.bitwidth
+        element = ir.IntType(width)
+        start_index = context.cast(builder, args[1], signature.args[1], types.intp)
+        mask = ir.Constant(ir.VectorType(element, count), [(1 << (width - 1)) - 1] * count)
+        vectors = []
+        for b in range(count):
+            offset = builder.add(start_index, ir.Constant(start_index.type, b * count))
+            pointer = _span(context, builder, signature.args[0], args[0], offset, count, element)
+            vectors.append(builder.and_(builder.load(pointer, align=width // 8), mask))
+        block_width = count
+        while len(vectors) > 1:
+            pairs = zip(vectors[::2], vectors[1::2])
+            vectors = [_merged(builder, builder.module, a, b, count, block_width) for a, b in pairs]
+            block_width //= 2
+        out_index = context.cast(builder, args[4], signature.args[4], types.intp)
+        pointer = _span(context, builder, signature.args[3], args[3], out_index, count, element)
+        builder.store(vectors[0], pointer, align=width // 8)
+        return context.get_dummy_value()
+
+    return types.none(values, types.intp, lanes, out, types.intp), codegen
 
 
 @intrinsic
