@@ -447,10 +447,11 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key,
 
 @cached_njit(nogil=True)
 def _dequantize_task(
-    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit, scratch
+    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit, scratch, per_block
 ):
     """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays,
-    indexed from 0): each block's scale written beside its elements (in
+    indexed from 0): the blocks' factors side by side (into ``per_block``, a
+    loop in vector lanes), each written beside its block's elements (in
     ``scratch``, as in :func:`_quantize_task`), then one loop over the task."""
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     start = row * n + first
@@ -458,8 +459,11 @@ def _dequantize_task(
     factors = scratch[: line.size]
     fixed32 = block_size == 32 and line.size % 32 == 0
     fixed16 = block_size == 16 and line.size % 16 == 0
+    codes = scales[row, b0:b1]
     for i in range(b1 - b0):
-        scale = in_source_type(block_value(scales[row, b0 + i], scale_decode, unit), output)
+        per_block[i] = in_source_type(block_value(codes[i], scale_decode, unit), output)
+    for i in range(b1 - b0):
+        scale = per_block[i]
         lo = i * block_size
         if fixed32:
             fill(factors, lo, 32, scale)
@@ -483,6 +487,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     runs = min(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
         scratch = np.full(group * block_size, in_source_type(0.0, output))  # the type the products take
+        per_block = np.empty(group, scratch.dtype)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _dequantize_task(
                 t,
@@ -498,6 +503,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
                 block_size,
                 unit,
                 scratch,
+                per_block,
             )
 
 
