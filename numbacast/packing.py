@@ -17,6 +17,10 @@ that fill whole bytes (``lcm(8, b)`` bits: 2 elements in 1 byte, 4 in 1, 4 in
 The element side goes through a :class:`~numbacast.engine.conversion.Conversion`, so
 a cast and the packing are one pass: :func:`pack_with` casts every element
 and packs the results, :func:`unpack_with` unpacks and casts every element.
+Packing into the 4- and 2-bit types, a group being one byte, takes a
+second form (:func:`pack_bytes_parallel`): a few hundred elements cast into
+code bytes in the core's cache, then each group's bytes folded into one, so
+that the cast runs in vector lanes as wide as an unpacked one.
 A conversion from a type to itself is the plain layout change.
 """
 
@@ -137,6 +141,62 @@ def repack_parallel(src, dst, read, write, table):
     _repack_tail(src, dst, full, read, write, table)
 
 
+#: Groups a task of :func:`pack_bytes_parallel` packs, and groups it packs
+#: at a time: its codes (a scratch array of 512 or 1024 bytes) stay in the
+#: core's first-level cache, and the packed bytes go out while the elements
+#: still come in (a run of stores at a time, not 8 KiB at once).
+PACK_GROUPS, PACK_RUN = 1 << 13, 1 << 8
+
+
+def group_words(count, read):
+    """An empty array of ``count`` unsigned integers as wide as one group of
+    the packed type of the conversion ``read`` has elements (uint16 for 4-bit
+    types, uint32 for 2-bit ones), for its codes one byte each (``@njit``
+    code only)."""
+    raise TypeError("for @njit code only")
+
+
+@overload(group_words, jit_options=OVERLOAD_OPTIONS)
+def _overload_group_words(count, read):
+    elements, _ = group_shape(read.conversion.target.bits)
+    word = {2: np.uint16, 4: np.uint32}[elements]
+    return lambda count, read: np.empty(count, word)
+
+
+@cached_njit(parallel=True, nogil=True)
+def pack_bytes_parallel(src, dst, read, table):
+    """Packing into a 4- or 2-bit type (one byte a group), parallel over
+    tasks of :data:`PACK_GROUPS` groups, :data:`PACK_RUN` at a time: every
+    element's code into a byte of a scratch array (one loop, in vector lanes
+    as wide as a cast's), then each group's bytes read as one little-endian word ``w`` and folded into
+    its packed byte, ``w | w >> (8 - b) | w >> 2(8 - b) | ...`` (``b`` bits an
+    element).  The same bytes as :func:`repack_parallel`, whose loop of
+    groups reads the elements of a group from interleaved lanes and encodes
+    them in vectors half as wide."""
+    items, bits, _, _ = stream_layout(read, None)
+    full = min(src.size // items, dst.size)
+    mask = np.uint8((1 << bits) - 1)
+    for task in prange((full + PACK_GROUPS - 1) // PACK_GROUPS):
+        words = group_words(PACK_RUN, read)
+        codes = words.view(np.uint8)
+        for first in range(task * PACK_GROUPS, min(full, (task + 1) * PACK_GROUPS), PACK_RUN):
+            count = min(PACK_RUN, full - first)
+            start = np.uint64(first)  # unsigned: no negative-index wraparound in the loops
+            for k in range(count * items):
+                codes[k] = np.uint8(element(src[start * np.uint64(items) + np.uint64(k)], read, table)) & mask
+            for g in range(count):
+                word = words[g]
+                folded = word
+                for k in range(1, items):
+                    folded |= word >> (k * (8 - bits))
+                dst[start + np.uint64(g)] = np.uint8(folded & 0xFF)
+    _repack_tail(src, dst, full, read, None, table)
+
+
+#: Pack into a 4- or 2-bit type: ``split_run(pack_bytes_kernel, src.size, src, dst, read, table)``.
+pack_bytes_kernel = (serial_version(pack_bytes_parallel), pack_bytes_parallel)
+
+
 #: Re-cut the bit stream of ``src`` into the items of ``dst``, group by group:
 #: ``split_run(repack_kernel, max(src.size, dst.size), src, dst, read, write, table)``
 #: (the element side is the longer).
@@ -184,7 +244,10 @@ def pack_with(conversion, array):
     lookup = _table_for(conversion)
     src = flat.view(kernel_dtype(conversion.source) if lookup is None else f"u{flat.dtype.itemsize}")
     dst = np.empty(packed_size(flat.size, conversion.target.bits), np.uint8)
-    split_run(repack_kernel, flat.size, src, dst, conversion, None, lookup)
+    if conversion.target.bits in (4, 2):
+        split_run(pack_bytes_kernel, flat.size, src, dst, conversion, lookup)
+    else:
+        split_run(repack_kernel, flat.size, src, dst, conversion, None, lookup)
     return dst
 
 

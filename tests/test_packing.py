@@ -186,6 +186,24 @@ def test_fused_casts_large_and_from_float16():
     assert back.view(np.uint64)[some].tolist() == [exact.cast_code("int4", c, "double") for c in int4_codes]
 
 
+@pytest.mark.parametrize("name", ["uint4", "int4", "float4e2m1", "uint2", "int2"])
+def test_fused_packing_across_runs_and_tasks(name):
+    """The 4- and 2-bit packing encodes PACK_RUN groups at a time in tasks of
+    PACK_GROUPS: a length over two tasks and a partial run and group, from
+    float32 and float64, against the bit stream of the unfused cast's codes."""
+    from numbacast.packing import PACK_GROUPS, PACK_RUN
+
+    t = numbacast.resolve(name)
+    items = 8 // t.bits
+    count = (2 * PACK_GROUPS + 3 * PACK_RUN) * items + items - 1
+    values = (np.random.default_rng(t.bits).standard_normal(count) * 3).astype(np.float32)
+    values[::97] = FLOAT_VALUES[np.arange(values[::97].size) % FLOAT_VALUES.size]
+    expected = reference_pack(numbacast.cast(values, name).view(np.uint8), t.bits)
+    assert numbacast.cast(values, name, packed=True).tobytes() == expected
+    assert numbacast.cast(values.astype(np.float64), name, packed=True).tobytes() == expected
+    assert numbacast.cast(values[:1000], name, packed=True).tobytes() == expected[: 1000 * t.bits // 8]
+
+
 def test_fused_options_and_byte_order():
     values = np.array([1e9, -1e9, 3.0, 0.3], ">f4")
     assert numbacast.cast(values, "float4e2m1", packed=True).tobytes() == reference_pack(

@@ -91,6 +91,7 @@ def _kernels():
         kernels.serial_kernel,
         kernels.parallel_kernel,
         *packing.repack_kernel,
+        *packing.pack_bytes_kernel,
         *parsing.QUICK_FLOATS,
         *parsing.READ_FLOATS,
         *parsing.EXACT_FLOATS,
