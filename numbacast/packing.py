@@ -19,8 +19,8 @@ a cast and the packing are one pass: :func:`pack_with` casts every element
 and packs the results, :func:`unpack_with` unpacks and casts every element.
 Packing into the 4- and 2-bit types, a group being one byte, takes a
 second form (:func:`pack_bytes_parallel`): a few hundred elements cast into
-code bytes in the core's cache, then each group's bytes folded into one, so
-that the cast runs in vector lanes as wide as an unpacked one.
+code bytes in the core's cache, then each group's bytes shifted into one,
+so that the cast runs in vector lanes as wide as an unpacked one.
 A conversion from a type to itself is the plain layout change.
 """
 
@@ -148,49 +148,35 @@ def repack_parallel(src, dst, read, write, table):
 PACK_GROUPS, PACK_RUN = 1 << 13, 1 << 8
 
 
-def group_words(count, read):
-    """An empty array of ``count`` unsigned integers as wide as one group of
-    the packed type of the conversion ``read`` has elements (uint16 for 4-bit
-    types, uint32 for 2-bit ones), for its codes one byte each (``@njit``
-    code only)."""
-    raise TypeError("for @njit code only")
-
-
-@overload(group_words, jit_options=OVERLOAD_OPTIONS)
-def _overload_group_words(count, read):
-    elements, _ = group_shape(read.conversion.target.bits)
-    word = {2: np.uint16, 4: np.uint32}[elements]
-    return lambda count, read: np.empty(count, word)
-
-
 @cached_njit(parallel=True, nogil=True)
 def pack_bytes_parallel(src, dst, read, table):
-    """Packing into a 4- or 2-bit type (one byte a group), parallel over
-    tasks of :data:`PACK_GROUPS` groups, :data:`PACK_RUN` at a time: every
+    """Packing into a 4- or 2-bit type (one byte a group, ``dst`` holding
+    every group of ``src``, the last one zero-padded), parallel over tasks
+    of :data:`PACK_GROUPS` groups, :data:`PACK_RUN` at a time: every
     element's code into a byte of a scratch array (one loop, in vector lanes
-    as wide as a cast's), then each group's bytes read as one little-endian word ``w`` and folded into
-    its packed byte, ``w | w >> (8 - b) | w >> 2(8 - b) | ...`` (``b`` bits an
-    element).  The same bytes as :func:`repack_parallel`, whose loop of
-    groups reads the elements of a group from interleaved lanes and encodes
-    them in vectors half as wide."""
+    as wide as an unpacked cast's), then each group's code bytes shifted
+    into one (a loop of byte lanes).  The same bytes as
+    :func:`repack_parallel`, whose loop of groups reads the elements of a
+    group from interleaved lanes and encodes them in vectors half as wide
+    (and, compiled for AVX-512 without ``prange``, not in vectors at all)."""
     items, bits, _, _ = stream_layout(read, None)
-    full = min(src.size // items, dst.size)
+    groups, size = dst.size, src.size  # the last group maybe partial, zero-padded
     mask = np.uint8((1 << bits) - 1)
-    for task in prange((full + PACK_GROUPS - 1) // PACK_GROUPS):
-        words = group_words(PACK_RUN, read)
-        codes = words.view(np.uint8)
-        for first in range(task * PACK_GROUPS, min(full, (task + 1) * PACK_GROUPS), PACK_RUN):
-            count = min(PACK_RUN, full - first)
+    for task in prange((groups + PACK_GROUPS - 1) // PACK_GROUPS):
+        codes = np.empty(PACK_RUN * items, np.uint8)
+        for first in range(task * PACK_GROUPS, min(groups, (task + 1) * PACK_GROUPS), PACK_RUN):
+            count = min(PACK_RUN, groups - first)
             start = np.uint64(first)  # unsigned: no negative-index wraparound in the loops
-            for k in range(count * items):
+            present = min(count * items, size - first * items)
+            for k in range(present):
                 codes[k] = np.uint8(element(src[start * np.uint64(items) + np.uint64(k)], read, table)) & mask
+            for k in range(present, count * items):
+                codes[k] = 0
             for g in range(count):
-                word = words[g]
-                folded = word
+                folded = codes[g * items]
                 for k in range(1, items):
-                    folded |= word >> (k * (8 - bits))
-                dst[start + np.uint64(g)] = np.uint8(folded & 0xFF)
-    _repack_tail(src, dst, full, read, None, table)
+                    folded |= codes[g * items + k] << np.uint8(k * bits)
+                dst[start + np.uint64(g)] = folded
 
 
 #: Pack into a 4- or 2-bit type: ``split_run(pack_bytes_kernel, src.size, src, dst, read, table)``.
