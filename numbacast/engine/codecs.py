@@ -126,6 +126,15 @@ def signed_codes(source, target, over, inf, nan):
     nan_stepped = clamp and not nan_ored and nan_pos >= over_pos and nan_neg_flip in (nan_pos, nan_pos ^ dst_sign)
     nan_step = uint(nan_pos - over_pos if nan_stepped else 0)  # uint32 arithmetic: never below zero
     nan_drops_sign = nan_neg == nan_pos
+    # Clamped into a format whose only code with the sign bit and a zero
+    # magnitude is its one NaN (FNUZ, P3109): every result before the sign is
+    # at most over_pos < dst_sign, a NaN's exactly dst_sign, and the sign
+    # belongs to results from 1 to magnitude_ones, the ones whose sum with
+    # magnitude_ones carries into the sign bit: an addition and an AND-OR (one
+    # vpternlogd with AVX-512) where a zero test, a NaN test and a merge were.
+    sign_by_carry = (
+        clamp and not keep_negative_zero and nan_stepped and nan_drops_sign and nan_pos == dst_sign
+    )
     dst_sign = uint(dst_sign)
     zero = uint(0)
 
@@ -134,6 +143,9 @@ def signed_codes(source, target, over, inf, nan):
         negative = (x >> sign_shift) != 0
         sign = uint(uint(x >> sign_move) & dst_sign)
         result = magnitude
+        if sign_by_carry:  # (the NaN step an addition: a blend costs more with AVX2)
+            result = uint(result + (nan_step if is_nan else zero))
+            return uint(result | (sign & uint(result + magnitude_ones)))
         if not keep_negative_zero:  # -0 is +0: the sign flip leaves a zero magnitude alone
             # (the literal 0, measured: against it LLVM tests the magnitude's parts cheaply; against
             # a uint32 zero it built a chain of blends, FNUZ casts 1.4x as long with AVX2 code)
