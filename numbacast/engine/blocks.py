@@ -447,7 +447,20 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key,
 
 @cached_njit(nogil=True)
 def _dequantize_task(
-    t, per_row, group, n, elements, scales, out, scale_decode, element_decode, output, block_size, unit, scratch, per_block
+    t,
+    per_row,
+    group,
+    n,
+    elements,
+    scales,
+    out,
+    scale_decode,
+    element_decode,
+    output,
+    block_size,
+    unit,
+    scratch,
+    per_block,
 ):
     """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays,
     indexed from 0): the blocks' factors side by side (into ``per_block``, a

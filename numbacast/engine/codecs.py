@@ -132,9 +132,7 @@ def signed_codes(source, target, over, inf, nan):
     # belongs to results from 1 to magnitude_ones, the ones whose sum with
     # magnitude_ones carries into the sign bit: an addition and an AND-OR (one
     # vpternlogd with AVX-512) where a zero test, a NaN test and a merge were.
-    sign_by_carry = (
-        clamp and not keep_negative_zero and nan_stepped and nan_drops_sign and nan_pos == dst_sign
-    )
+    sign_by_carry = clamp and not keep_negative_zero and nan_stepped and nan_drops_sign and nan_pos == dst_sign
     dst_sign = uint(dst_sign)
     zero = uint(0)
 
