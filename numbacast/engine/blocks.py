@@ -354,6 +354,27 @@ def _task_amaxes(line, size, out):
 
 
 @cached_njit(nogil=True)
+def _spread(values, per_block, size):
+    """``per_block[i]`` written beside each element of block ``i`` (of ``size``
+    elements, the last maybe shorter) of ``values``, a task's scratch array:
+    whole blocks of 32 or 16 by vector stores (:func:`~numbacast.engine.lanes.fill`).
+    Returns whether one of the values is NaN."""
+    fixed32 = size == 32 and values.size % 32 == 0  # whole blocks of OCP MX
+    fixed16 = size == 16 and values.size % 16 == 0  # whole blocks of NVFP4
+    nan = False
+    for i in range(per_block.size):
+        nan |= per_block[i] != per_block[i]
+        lo = i * size
+        if fixed32:
+            fill(values, lo, 32, per_block[i])
+        elif fixed16:
+            fill(values, lo, 16, per_block[i])
+        else:
+            values[lo : lo + size] = per_block[i]
+    return nan
+
+
+@cached_njit(nogil=True)
 def _quantize_task(
     t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, amaxes, scratch, per_block
 ):
@@ -375,9 +396,6 @@ def _quantize_task(
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
-    nan_blocks = False
-    fixed32 = size == 32 and line.size % 32 == 0  # whole blocks of OCP MX
-    fixed16 = size == 16 and line.size % 16 == 0  # whole blocks of NVFP4
     if amaxes is None:
         _task_amaxes(line, size, per_block[: b1 - b0])
     else:
@@ -387,16 +405,7 @@ def _quantize_task(
         codes[i], per_block[i] = block_scale(
             per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
         )
-    for i in range(b1 - b0):
-        lo = i * size
-        weight = in_source_type(per_block[i], conversion)
-        if fixed32:
-            fill(weights, lo, 32, weight)
-        elif fixed16:
-            fill(weights, lo, 16, weight)
-        else:
-            weights[lo : lo + size] = weight
-        nan_blocks |= weight != weight
+    nan_blocks = _spread(weights, per_block[: b1 - b0], size)
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
@@ -470,20 +479,10 @@ def _dequantize_task(
     start = row * n + first
     line, result = elements[start : start + last - first], out[start : start + last - first]
     factors = scratch[: line.size]
-    fixed32 = block_size == 32 and line.size % 32 == 0
-    fixed16 = block_size == 16 and line.size % 16 == 0
     codes = scales[row, b0:b1]
     for i in range(b1 - b0):
         per_block[i] = in_source_type(block_value(codes[i], scale_decode, unit), output)
-    for i in range(b1 - b0):
-        scale = per_block[i]
-        lo = i * block_size
-        if fixed32:
-            fill(factors, lo, 32, scale)
-        elif fixed16:
-            fill(factors, lo, 16, scale)
-        else:
-            factors[lo : lo + block_size] = scale
+    _spread(factors, per_block[: b1 - b0], block_size)
     for k in range(line.size):
         result[k] = convert(convert(line[k], element_decode) * factors[k], output)
 
