@@ -39,6 +39,7 @@ from .engine.cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_ver
 from .engine.checks import check_round_mode, check_saturate, refuse_dask, refuse_masked
 from .engine.conversion import Conversion, convert, kernel_dtype
 from .engine.kernels import split_run
+from .engine.prefetch import read_ahead
 from .formats.registry import TYPES, TypeLike, resolve
 
 _jit = helper_njit
@@ -168,6 +169,7 @@ def pack_bytes_parallel(src, dst, read, table):
             count = min(PACK_RUN, groups - first)
             start = np.uint64(first)  # unsigned: no negative-index wraparound in the loops
             present = min(count * items, size - first * items)
+            read_ahead(src, np.int64(first) * items, np.int64(first) * items + present)
             for k in range(present):
                 codes[k] = np.uint8(element(src[start * np.uint64(items) + np.uint64(k)], read, table)) & mask
             for k in range(present, count * items):

@@ -52,6 +52,7 @@ from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
+from .prefetch import read_ahead
 from .rounding import random64
 from .stochastic import convert_random
 
@@ -406,6 +407,7 @@ def _quantize_task(
             per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
         )
     nan_blocks = _spread(weights, per_block[: b1 - b0], size)
+    read_ahead(src, start, start + line.size)
     for k in range(line.size):
         v = scaled(line[k], weights[k], conversion, block)
         out[k] = store_element(encode_element(v, conversion, key, np.uint64(start + k)), conversion)
@@ -480,6 +482,7 @@ def _dequantize_task(
     line, result = elements[start : start + last - first], out[start : start + last - first]
     factors = scratch[: line.size]
     codes = scales[row, b0:b1]
+    read_ahead(elements, start, start + line.size)
     for i in range(b1 - b0):
         per_block[i] = in_source_type(block_value(codes[i], scale_decode, unit), output)
     _spread(factors, per_block[: b1 - b0], block_size)

@@ -43,6 +43,7 @@ from numba.extending import overload
 from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
 from .conversion import Conversion, ConversionType, scalar_converter
 from .interrupts import interrupts_deferred
+from .prefetch import read_ahead, run_length
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
 PARALLEL_MIN = 1 << 15
@@ -67,9 +68,17 @@ def _overload_convert_element(value, conversion, table):
 
 @cached_njit(parallel=True, nogil=True)
 def parallel_kernel(src, dst, conversion, table):
-    """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of :data:`PARALLEL_MIN` or more)."""
-    for i in prange(src.size):
-        dst[i] = convert_element(src[i], conversion, table)
+    """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of
+    :data:`PARALLEL_MIN` or more), by runs of the input, each prefetching the
+    lines of one further on (:mod:`~numbacast.engine.prefetch`)."""
+    run = run_length(src)
+    for r in prange((src.size + run - 1) // run):
+        first = np.int64(r) * run  # the loop index is unsigned in parallel, signed in serial
+        end = min(first + run, src.size)
+        read_ahead(src, first, end)
+        source, target = src[first:end], dst[first:end]  # indices from 0: no negative ones to wrap
+        for i in range(source.size):
+            target[i] = convert_element(source[i], conversion, table)
 
 
 #: The loop of :func:`cast_kernel` on the calling thread (arrays below

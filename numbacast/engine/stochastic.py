@@ -19,6 +19,7 @@ from numba.extending import overload
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, split_run
+from .prefetch import read_ahead
 from .rounding import CHECK, FAST, REDUCE, random64_run
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
@@ -122,6 +123,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
     least = np.uint32(1)  # the least settled() of the block
+    read_ahead(src, first, end)
     k = first
     row = k // row_length
     column = k - row * row_length

@@ -1,0 +1,78 @@
+"""Reading ahead: software prefetches for the kernels that stream an array.
+
+An encoder into a narrow float type is some twenty vector instructions
+between one load and one store.  In a loop of such steps the processor's
+scheduler fills with the steps that wait on loads, few loads are in flight,
+and the hardware prefetchers do not make up for it: on the CPUs measured
+(docs/benchmarks.md) FLOAT -> FLOAT8E4M3FN from memory took 1.4x (AVX-512
+code) and 1.6x (AVX2 code) the time of a trivial kernel moving the same
+bytes, and 1.0-1.15x / 1.1-1.3x with the input prefetched.
+
+So the kernels work through their input by runs of :data:`RUN_BYTES` and,
+before each run, ask the processor to fetch the run :data:`AHEAD_BYTES`
+further on into L2 (:func:`read_ahead`, one prefetch per cache line): the
+loads of the run's own loop then find their lines in L2.  Short runs spread
+the prefetches out (a burst of a few hundred at once stalled the loads they
+were meant to help); a prefetch is a hint, which never faults and changes no
+value, whatever the address.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, errors
+from numba.extending import intrinsic
+
+from .cache import helper_njit
+
+#: Bytes of input a kernel converts between two rounds of prefetches.
+RUN_BYTES = 512
+
+#: How far ahead of the run being converted the prefetched run lies.
+AHEAD_BYTES = 1 << 15
+
+#: Bytes of one cache line: one prefetch per line.
+LINE = 64
+
+#: LLVM's locality hint of a prefetch into L2 but not L1 (``prefetcht1`` on
+#: x86): runs fetched into L1 so far ahead would push out the one being read.
+_LOCALITY_L2 = 2
+
+
+@intrinsic
+def prefetch(typingctx, values, index):
+    """Ask the processor to fetch the cache line of ``values[index]`` into L2
+    (``values`` a 1-D C-contiguous array; ``index`` may lie outside it)."""
+    if not (isinstance(values, types.Array) and values.ndim == 1 and values.layout == "C"):
+        raise errors.NumbaTypeError(f"expected a 1-D C-contiguous array, not {values}")
+    if not isinstance(index, types.Integer):
+        raise errors.NumbaTypeError(f"expected an integer index, not {index}")
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        offset = context.cast(builder, args[1], signature.args[1], types.intp)
+        byte = ir.IntType(8).as_pointer()
+        pointer = builder.bitcast(builder.gep(data, [offset]), byte)
+        word = ir.IntType(32)
+        function_type = ir.FunctionType(ir.VoidType(), [byte, word, word, word])
+        function = cgutils.get_or_insert_function(builder.module, function_type, "llvm.prefetch.p0")
+        # a read (0), into L2, of data (1: not instructions)
+        builder.call(function, [pointer, word(0), word(_LOCALITY_L2), word(1)])
+        return context.get_dummy_value()
+
+    return types.none(values, index), codegen
+
+
+@helper_njit(inline="always")
+def run_length(values):
+    """Elements of ``values`` per run: :data:`RUN_BYTES` of them (at least one)."""
+    return max(RUN_BYTES // values.itemsize, 1)
+
+
+@helper_njit(inline="always")
+def read_ahead(values, first, end):
+    """Prefetch the lines of ``values[first:end]`` moved :data:`AHEAD_BYTES`
+    on (the part inside the array)."""
+    ahead = AHEAD_BYTES // values.itemsize
+    step = max(LINE // values.itemsize, 1)
+    for i in range(first + ahead, min(end + ahead, values.size), step):
+        prefetch(values, i)

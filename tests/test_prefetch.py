@@ -1,0 +1,82 @@
+"""Reading ahead (numbacast.engine.prefetch) and the runs the cast kernels
+take it by: prefetches anywhere near an array (past its end too) change
+nothing, and a cast cut into runs writes every element once and right, at
+lengths around the run boundaries and both sides of the parallel threshold,
+against ml_dtypes (an independent rounding: non-saturating, nearest even)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+import numbacast
+from numbacast.engine.kernels import PARALLEL_MIN
+from numbacast.engine.prefetch import AHEAD_BYTES, RUN_BYTES, prefetch, read_ahead, run_length
+
+
+@njit
+def _read_ahead_sum(values, first, end):
+    read_ahead(values, first, end)
+    return values.sum()
+
+
+@njit
+def _prefetch_at(values, index):
+    prefetch(values, index)
+
+
+@njit
+def _runs(values):
+    return run_length(values)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64])
+def test_read_ahead_anywhere_leaves_the_values(dtype):
+    values = np.arange(5000).astype(dtype)
+    before = values.copy()
+    ahead = AHEAD_BYTES // values.itemsize
+    for first, end in [(0, 10), (values.size - 1, values.size), (values.size, values.size + 100), (-ahead - 50, 3)]:
+        assert _read_ahead_sum(values, first, end) == before.sum()
+    for index in (0, values.size - 1, values.size, 10 * values.size, -1):  # a hint never faults
+        _prefetch_at(values, index)
+    assert np.array_equal(values, before)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+def test_run_length_is_run_bytes_of_elements(dtype):
+    assert _runs(np.zeros(3, dtype)) == RUN_BYTES // np.dtype(dtype).itemsize
+
+
+def test_prefetch_refuses_other_arguments():
+    with pytest.raises(TypingError, match="1-D C-contiguous"):
+        _prefetch_at(np.zeros((2, 2)), 0)
+    with pytest.raises(TypingError, match="integer index"):
+        _prefetch_at(np.zeros(4), 1.5)
+
+
+def _lengths(itemsize):
+    run = RUN_BYTES // itemsize
+    small = [0, 1, run - 1, run, run + 1, 3 * run + 7]
+    large = [PARALLEL_MIN, PARALLEL_MIN + 1, PARALLEL_MIN + run - 1, 5 * PARALLEL_MIN + 3 * run + 5]
+    return small + large
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cast_by_runs_writes_every_element_once(dtype):
+    rng = np.random.default_rng(7)
+    for n in _lengths(np.dtype(dtype).itemsize):
+        x = (rng.standard_normal(n) * 2.0 ** rng.integers(-12, 10, n)).astype(dtype)
+        out = np.full(n + 16, 0xA5, np.uint8)  # a guard beyond the end
+        numbacast.cast(x, "float8e4m3fn", saturate=False, out=out[:n].view(ml_dtypes.float8_e4m3fn))
+        expected = x.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+        assert np.array_equal(out[:n], expected), n
+        assert (out[n:] == 0xA5).all(), n
+
+
+def test_decode_by_runs_of_byte_sources():
+    codes = np.arange(PARALLEL_MIN + 3 * RUN_BYTES + 11, dtype=np.uint32).astype(np.uint8)
+    codes[codes == 0x7F] = 0  # NaN: compared apart below
+    codes[codes == 0xFF] = 0
+    x = codes.view(ml_dtypes.float8_e4m3fn)
+    assert np.array_equal(numbacast.cast(x, "float"), x.astype(np.float32))
