@@ -55,7 +55,7 @@ def test_second_process_loads_the_kernel_from_disk(tmp_path):
     assert first["codes"] == second["codes"] == [0x40, 0x63, 0x80]
     assert first["misses"] >= 1 and first["hits"] == 0
     assert second["misses"] == 0 and second["hits"] >= 1
-    assert any((tmp_path / "numbacast" / "__pycache__").glob("kernels.parallel_kernel_serial-*.nbc"))
+    assert any((tmp_path / "numbacast" / "__pycache__").glob("kernels.serial_kernel-*.nbc"))
 
 
 EVERY_KIND = textwrap.dedent("""
@@ -106,8 +106,8 @@ def test_numba_cache_dir_is_honoured(tmp_path):
     env = private_copy(tmp_path)
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "elsewhere")
     run_probe(env, tmp_path)
-    assert any((tmp_path / "elsewhere" / "numbacast").glob("kernels.parallel_kernel_serial-*.nbc"))
-    assert not any((tmp_path / "numbacast" / "__pycache__").glob("kernels.parallel_kernel_serial-*.nbc"))
+    assert any((tmp_path / "elsewhere" / "numbacast").glob("kernels.serial_kernel-*.nbc"))
+    assert not any((tmp_path / "numbacast" / "__pycache__").glob("kernels.serial_kernel-*.nbc"))
 
 
 def test_unwritable_package_directory_falls_back_to_the_user_cache(tmp_path):
@@ -116,7 +116,7 @@ def test_unwritable_package_directory_falls_back_to_the_user_cache(tmp_path):
     env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
     first = run_probe(env, tmp_path)
     second = run_probe(env, tmp_path)
-    assert any((tmp_path / "xdg" / "numbacast").glob("kernels.parallel_kernel_serial-*.nbc"))
+    assert any((tmp_path / "xdg" / "numbacast").glob("kernels.serial_kernel-*.nbc"))
     assert second["hits"] >= 1 and second["misses"] == 0 and first["codes"] == second["codes"]
     assert "CacheWarning" not in first["warnings"]
 
@@ -179,9 +179,7 @@ def zero_bytes(path):
 
 
 def cache_files(folder):
-    return sorted(folder.glob("kernels.parallel_kernel_serial-*.nbc")), next(
-        folder.glob("kernels.parallel_kernel_serial-*.nbi")
-    )
+    return sorted(folder.glob("kernels.serial_kernel-*.nbc")), next(folder.glob("kernels.serial_kernel-*.nbi"))
 
 
 @pytest.fixture(scope="module")
