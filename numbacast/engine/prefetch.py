@@ -22,10 +22,12 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
-from .cache import helper_njit
-
 #: Bytes of input a kernel converts between two rounds of prefetches.
 RUN_BYTES = 512
+
+#: Elements a cast kernel converts between two rounds of prefetches when its
+#: input has 4 or 8 bytes an element (:data:`RUN_BYTES` of float32, 1 KiB of float64).
+RUN_ELEMENTS = 128
 
 #: How far ahead of the run being converted the prefetched run lies.
 AHEAD_BYTES = 1 << 15
@@ -38,41 +40,61 @@ LINE = 64
 _LOCALITY_L2 = 2
 
 
+def _check(values):
+    if not (isinstance(values, types.Array) and values.ndim == 1 and values.layout == "C"):
+        raise errors.NumbaTypeError(f"expected a 1-D C-contiguous array, not {values}")
+
+
+def _prefetch_line(builder, data, offset):
+    """Emit a prefetch of the element ``offset`` of the array data ``data``:
+    a read (0), into L2, of data (1: not instructions)."""
+    byte = ir.IntType(8).as_pointer()
+    word = ir.IntType(32)
+    function_type = ir.FunctionType(ir.VoidType(), [byte, word, word, word])
+    function = cgutils.get_or_insert_function(builder.module, function_type, "llvm.prefetch.p0")
+    pointer = builder.bitcast(builder.gep(data, [offset]), byte)
+    builder.call(function, [pointer, word(0), word(_LOCALITY_L2), word(1)])
+
+
 @intrinsic
 def prefetch(typingctx, values, index):
     """Ask the processor to fetch the cache line of ``values[index]`` into L2
     (``values`` a 1-D C-contiguous array; ``index`` may lie outside it)."""
-    if not (isinstance(values, types.Array) and values.ndim == 1 and values.layout == "C"):
-        raise errors.NumbaTypeError(f"expected a 1-D C-contiguous array, not {values}")
+    _check(values)
     if not isinstance(index, types.Integer):
         raise errors.NumbaTypeError(f"expected an integer index, not {index}")
 
     def codegen(context, builder, signature, args):
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        offset = context.cast(builder, args[1], signature.args[1], types.intp)
-        byte = ir.IntType(8).as_pointer()
-        pointer = builder.bitcast(builder.gep(data, [offset]), byte)
-        word = ir.IntType(32)
-        function_type = ir.FunctionType(ir.VoidType(), [byte, word, word, word])
-        function = cgutils.get_or_insert_function(builder.module, function_type, "llvm.prefetch.p0")
-        # a read (0), into L2, of data (1: not instructions)
-        builder.call(function, [pointer, word(0), word(_LOCALITY_L2), word(1)])
+        _prefetch_line(builder, data, context.cast(builder, args[1], signature.args[1], types.intp))
         return context.get_dummy_value()
 
     return types.none(values, index), codegen
 
 
-@helper_njit(inline="always")
-def run_length(values):
-    """Elements of ``values`` per run: :data:`RUN_BYTES` of them (at least one)."""
-    return max(RUN_BYTES // values.itemsize, 1)
-
-
-@helper_njit(inline="always")
-def read_ahead(values, first, end):
+@intrinsic
+def read_ahead(typingctx, values, first, end):
     """Prefetch the lines of ``values[first:end]`` moved :data:`AHEAD_BYTES`
-    on (the part inside the array)."""
-    ahead = AHEAD_BYTES // values.itemsize
-    step = max(LINE // values.itemsize, 1)
-    for i in range(first + ahead, min(end + ahead, values.size), step):
-        prefetch(values, i)
+    on (the part inside the array; ``first`` and ``end`` integers, at least
+    0).  One loop of prefetches written straight in LLVM IR: a Numba
+    function here was typed and compiled on every first cast."""
+    _check(values)
+    for bound in (first, end):
+        if not isinstance(bound, types.Integer):
+            raise errors.NumbaTypeError(f"expected integer bounds, not {bound}")
+
+    def codegen(context, builder, signature, args):
+        itemsize = context.get_abi_sizeof(context.get_data_type(values.dtype))
+        ahead, step = AHEAD_BYTES // itemsize, max(LINE // itemsize, 1)
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        intp = context.get_value_type(types.intp)
+        low = context.cast(builder, args[1], signature.args[1], types.intp)
+        high = context.cast(builder, args[2], signature.args[2], types.intp)
+        start = builder.add(low, intp(ahead))
+        stop = builder.add(high, intp(ahead))
+        stop = builder.select(builder.icmp_signed("<", stop, array.nitems), stop, array.nitems)
+        with cgutils.for_range_slice(builder, start, stop, intp(step), intp) as (index, _):
+            _prefetch_line(builder, array.data, index)
+        return context.get_dummy_value()
+
+    return types.none(values, first, end), codegen
