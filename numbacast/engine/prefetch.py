@@ -57,22 +57,6 @@ def _prefetch_line(builder, data, offset):
 
 
 @intrinsic
-def prefetch(typingctx, values, index):
-    """Ask the processor to fetch the cache line of ``values[index]`` into L2
-    (``values`` a 1-D C-contiguous array; ``index`` may lie outside it)."""
-    _check(values)
-    if not isinstance(index, types.Integer):
-        raise errors.NumbaTypeError(f"expected an integer index, not {index}")
-
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        _prefetch_line(builder, data, context.cast(builder, args[1], signature.args[1], types.intp))
-        return context.get_dummy_value()
-
-    return types.none(values, index), codegen
-
-
-@intrinsic
 def read_ahead(typingctx, values, first, end):
     """Prefetch the lines of ``values[first:end]`` moved :data:`AHEAD_BYTES`
     on (the part inside the array; ``first`` and ``end`` integers, at least
