@@ -169,7 +169,8 @@ def pack_bytes_parallel(src, dst, read, table):
             count = min(PACK_RUN, groups - first)
             start = np.uint64(first)  # unsigned: no negative-index wraparound in the loops
             present = min(count * items, size - first * items)
-            read_ahead(src, np.int64(first) * items, np.int64(first) * items + present)
+            base = np.int64(first) * items  # the run's first element
+            read_ahead(src, base, base + present)
             for k in range(present):
                 codes[k] = np.uint8(element(src[start * np.uint64(items) + np.uint64(k)], read, table)) & mask
             for k in range(present, count * items):
