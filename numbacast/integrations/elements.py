@@ -182,14 +182,14 @@ def _e8m0_store():
 def _nan_free_store(target):
     """The store of a float32 into a type without NaN: a NaN gives the zero of the other sign."""
     convert = scalar_converter(Conversion.make(FLOAT, target))
-    sign_bit = np.uint8(1 << target.format.sign_shift)
+    one, sign_shift = np.uint32(1), np.uint32(target.format.sign_shift)
 
     @_jit
     def store(v):
-        code = np.uint8(convert(v))
-        if v != v:  # NaN: the zero of the other sign
-            code = np.uint8(0) if (float_bits(v) >> np.uint32(31)) != 0 else sign_bit
-        return code
+        # Selected in 32-bit lanes before the code is narrowed to a byte:
+        # vectorised, a select of bytes first packs its mask down to them.
+        other_zero = ((float_bits(v) >> np.uint32(31)) ^ one) << sign_shift
+        return np.uint8(other_zero if v != v else np.uint32(convert(v)))
 
     return store
 
