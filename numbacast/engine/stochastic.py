@@ -99,9 +99,11 @@ def _overload_settled(value, conversion, reduced):
 
 
 @helper_njit
-def _fast_run(source, target, conversion, key, hi, lo, random):
-    """``target[i]`` = ``source[i]`` by the fast encoder, the global index of
-    element ``i`` being ``hi * 2**32 + lo + i`` (``lo + i < 2**32``): each
+def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
+    """``dst[j]`` = ``src[j]`` by the fast encoder for the ``m`` elements
+    from ``j = first`` (unsigned indices into the whole arrays: no slices to
+    count references of, no negative indices to wrap), the global index of
+    element ``first + i`` being ``hi * 2**32 + lo + i`` (``lo + i < 2**32``): each
     element's random number (reduced to what the fast encoder takes), its
     conversion and whether any needs the full encoder, in one loop that
     vectorises; returns the least :func:`settled`.  A function of its own,
@@ -111,11 +113,13 @@ def _fast_run(source, target, conversion, key, hi, lo, random):
     from register to register each step (8% of the time with AVX2)."""
     least = np.uint32(1)
     count = lo  # the low 32 bits of element i's index, in 32-bit lanes
-    for i in range(source.size):
-        reduced = reduce_random(random_number(key, hi, count, random, i, conversion), conversion)
+    base = np.uint64(first)
+    for i in range(np.uint64(m)):  # unsigned: no negative indices to wrap
+        j = base + i
+        reduced = reduce_random(random_number(key, hi, count, random, j, conversion), conversion)
         count = np.uint32(count + np.uint32(1))
-        value = source[i]
-        target[i] = convert_random_fast(value, conversion, reduced)
+        value = src[j]
+        dst[j] = convert_random_fast(value, conversion, reduced)
         least = min(least, settled(value, conversion, reduced))
     return least
 
@@ -140,9 +144,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
         m = min(end - k, row_length - column, _RUN - np.int64(lo), RUN)
         read_ahead(src, k, k + m)
         hi = np.uint32(index >> 32)
-        source, target = src[k : k + m], dst[k : k + m]  # indices from 0: no negative ones to wrap
-        bits = random[k : k + m] if random is not None else None
-        least = min(least, _fast_run(source, target, conversion, key, hi, lo, bits))
+        least = min(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
         k += m
         column += m
         if column == row_length:
