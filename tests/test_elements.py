@@ -412,7 +412,7 @@ def test_prange_loop_equals_cast_with_saturate_false(name):
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float8e5m2", "float8e8m0", "float4e2m1", "int4"])
-@pytest.mark.parametrize("target", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("target", [np.float32, np.float64, np.int32, np.uint8, np.int8, np.uint16, np.bool_])
 def test_storing_an_element_into_an_array_of_numbers_as_numpy(name, target):
     """``o[i] = a[i]`` into a float, integer or bool array: NumPy's astype,
     every code (the float8, float6, float4 and E8M0 types take NaN to 0 and

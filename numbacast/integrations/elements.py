@@ -570,23 +570,27 @@ def _setitem(array, index, value):
         if not np.can_cast(value.numpy_dtype, target, "unsafe"):
             raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
         convert = target.type
-        if target.kind != "i" and target.kind != "u" or not _casts_own_floats(value):
+        if target.kind not in "iu" or isinstance(value, IntElement):
             return lambda array, index, value: operator.setitem(array, index, convert(value))
         bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
-        if target.kind == "u" and target.itemsize < 8:
-            convert = _unsigned_by_signed(convert, target.itemsize)
+        if target.itemsize < 4 or target.kind == "u" and target.itemsize == 4:
+            convert = _through_signed(convert, target.itemsize)
+        if not _casts_own_floats(value):  # BFLOAT16: its float32 value, converted as NumPy converts a float
+            return lambda array, index, value: operator.setitem(array, index, convert(np.float32(value)))
         return lambda array, index, value: operator.setitem(
             array, index, _bounded_integer(np.float32(value), convert, bottom, top)
         )
     return None
 
 
-def _unsigned_by_signed(convert, itemsize):
-    """``convert`` for a float into an unsigned type of ``itemsize`` bytes as
-    NumPy's C cast does it on x86-64: through int32 (uint8, uint16) or int64
-    (uint32), whose low bits are kept, 0 beyond that range (-1.0 gives 255 in
-    uint8).  A float converted to an unsigned type straight is undefined
-    below zero; LLVM gave 255 on one CPU and 0 on another."""
+def _through_signed(convert, itemsize):
+    """``convert`` for a float into an integer type of ``itemsize`` bytes
+    (1 or 2, or an unsigned 4) as NumPy's C cast does it on x86-64: through
+    int32 (int8, uint8, int16, uint16) or int64 (uint32), whose low bits are
+    kept, 0 beyond that range (-1.0 gives 255 in uint8, 300.0 gives 44 in
+    int8).  A float converted straight to a narrower type is undefined out of
+    its range: LLVM's code gave 255 for 256.0 into uint8 with AVX2 and 0 with
+    AVX-512."""
     signed, limit = (np.int32, np.float32(2.0**31)) if itemsize < 4 else (np.int64, np.float32(2.0**63))
     return register_jitable(lambda v: convert(signed(v)) if abs(v) < limit else convert(0))
 
