@@ -412,7 +412,9 @@ def test_prange_loop_equals_cast_with_saturate_false(name):
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float8e5m2", "float8e8m0", "float4e2m1", "int4"])
-@pytest.mark.parametrize("target", [np.float32, np.float64, np.int32, np.uint8, np.int8, np.uint16, np.bool_])
+@pytest.mark.parametrize(
+    "target", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int8, np.uint16, np.uint32, np.uint64, np.bool_]
+)
 def test_storing_an_element_into_an_array_of_numbers_as_numpy(name, target):
     """``o[i] = a[i]`` into a float, integer or bool array: NumPy's astype,
     every code (the float8, float6, float4 and E8M0 types take NaN to 0 and
@@ -421,6 +423,8 @@ def test_storing_an_element_into_an_array_of_numbers_as_numpy(name, target):
     a = every_code(name)
     if not np.can_cast(a.dtype, target, "unsafe"):
         pytest.skip("NumPy has no such cast")
+    if name == "bfloat16" and target == np.uint32:
+        pytest.skip("NumPy's own loops disagree: NaN gives 0 alone, 2**31 among 64; 2**32 + 2**25 gives 2**25, 0")
     got = np.empty(a.size, target)
     _store(a, got)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -573,7 +573,9 @@ def _setitem(array, index, value):
         if target.kind not in "iu" or isinstance(value, IntElement):
             return lambda array, index, value: operator.setitem(array, index, convert(value))
         bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
-        if target.itemsize < 4 or target.kind == "u" and target.itemsize == 4:
+        if target.kind == "u" and target.itemsize == 8:
+            convert = _to_uint64
+        elif target.itemsize < 4 or target.kind == "u":
             convert = _through_signed(convert, target.itemsize)
         if not _casts_own_floats(value):  # BFLOAT16: its float32 value, converted as NumPy converts a float
             return lambda array, index, value: operator.setitem(array, index, convert(np.float32(value)))
@@ -593,6 +595,23 @@ def _through_signed(convert, itemsize):
     AVX-512."""
     signed, limit = (np.int32, np.float32(2.0**31)) if itemsize < 4 else (np.int64, np.float32(2.0**63))
     return register_jitable(lambda v: convert(signed(v)) if abs(v) < limit else convert(0))
+
+
+_TOP_BIT = np.uint64(1 << 63)
+
+
+@register_jitable
+def _to_uint64(v):
+    """The float ``v`` into uint64 as NumPy's C cast does it on x86-64 (a
+    float straight to uint64 is undefined out of range; LLVM's code differed
+    between CPUs): from 2**63 on, ``v - 2**63`` through int64 with the top
+    bit set (2**64 and beyond, and infinity, give 0); below, through int64,
+    whose bits are kept (-1.0 gives 2**64 - 1), int64's overflow value 2**63
+    below -2**63 and for NaN."""
+    if v >= 2.0**63:
+        rest = v - 2.0**63
+        return np.uint64(np.int64(rest)) ^ _TOP_BIT if rest < 2.0**63 else np.uint64(0)
+    return np.uint64(np.int64(v)) if v >= -(2.0**63) else _TOP_BIT
 
 
 @overload(operator.invert)
