@@ -2,6 +2,7 @@
 for bit: values, stores, operators, and the same user loop with and without
 @njit over every code of every type."""
 
+import functools
 import operator
 import warnings
 
@@ -431,3 +432,29 @@ def test_storing_an_element_into_an_array_of_numbers_as_numpy(name, target):
         want = a.astype(target)
     same = (got == want) | ((got != got) & (want != want))
     assert same.all(), [(float(a[i]), got[i], want[i]) for i in np.flatnonzero(~same)[:5]]
+
+
+@functools.cache
+def _constructor_loop(integer_type):
+    @njit
+    def construct(values, out):
+        for i in range(values.size):
+            out[i] = integer_type(values[i])
+
+    return construct
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8e5m2", "float8e8m0", "float4e2m1"])
+@pytest.mark.parametrize("target", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64])
+def test_integer_constructors_of_an_element_as_numpy(name, target):
+    """``np.uint8(x)`` ... of an element in ``@njit`` code gives what the same
+    constructor gives in Python, every code (NaN, infinities, values beyond
+    the type's range included); the same rule as a store into such an array.
+    Rule: docs/numba-types.md (Stores)"""
+    a = every_code(name)
+    got = np.empty(a.size, target)
+    _constructor_loop(target)(a, got)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.array([target(x) for x in a], target)
+    assert np.array_equal(got, want), [(float(a[i]), got[i], want[i]) for i in np.flatnonzero(got != want)[:5]]

@@ -288,8 +288,38 @@ def _element_to_element(context, builder, fromty, toty, value):
 @lower_cast(Element, types.Integer)
 @lower_cast(Element, types.Boolean)
 def _element_to_number(context, builder, fromty, toty, value):
-    result, result_type = _call(context, builder, value_of(fromty), (fromty,), (value,))
+    """``np.float32(x)``, ``np.uint8(x)`` ... of an element, and its store into
+    an array of that type: its value, converted as NumPy converts it
+    (:func:`integer_of` into an integer type)."""
+    if isinstance(toty, types.Integer) and not isinstance(fromty, IntElement):
+        function = integer_of(fromty, toty)
+    else:
+        function = value_of(fromty)
+    result, result_type = _call(context, builder, function, (fromty,), (value,))
     return context.cast(builder, result, result_type, toty)
+
+
+@functools.cache
+def integer_of(element, integer):
+    """``to_integer(x)``: an element of a float type converted to the Numba
+    integer type ``integer`` as NumPy converts it on x86-64 (its scalar
+    constructors and its array casts alike): the float8, float6, float4 and
+    E8M0 types give 0 for NaN and the type's bounds for infinities
+    (:func:`_bounded_integer`); into int8, uint8, int16, uint16 and uint32
+    through a wider signed type (:func:`_through_signed`), into uint64 by
+    :func:`_to_uint64` (a float converted straight to a narrower or
+    unsigned type is undefined out of its range, and LLVM's code differed
+    between CPUs)."""
+    value, target = value_of(element), as_dtype(integer)
+    convert = target.type
+    bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
+    if target.kind == "u" and target.itemsize == 8:
+        convert = _to_uint64
+    elif target.itemsize < 4 or target.kind == "u":
+        convert = _through_signed(convert, target.itemsize)
+    if _casts_own_floats(element):
+        return _jit(lambda x: _bounded_integer(value(x), convert, bottom, top))
+    return _jit(lambda x: convert(value(x)))  # BFLOAT16: its float32 value, as NumPy converts a float
 
 
 # --------------------------------------------------------------------------
@@ -569,19 +599,8 @@ def _setitem(array, index, value):
         target = as_dtype(array.dtype)
         if not np.can_cast(value.numpy_dtype, target, "unsafe"):
             raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
-        convert = target.type
-        if target.kind not in "iu" or isinstance(value, IntElement):
-            return lambda array, index, value: operator.setitem(array, index, convert(value))
-        bottom, top = convert(np.iinfo(target).min), convert(np.iinfo(target).max)
-        if target.kind == "u" and target.itemsize == 8:
-            convert = _to_uint64
-        elif target.itemsize < 4 or target.kind == "u":
-            convert = _through_signed(convert, target.itemsize)
-        if not _casts_own_floats(value):  # BFLOAT16: its float32 value, converted as NumPy converts a float
-            return lambda array, index, value: operator.setitem(array, index, convert(np.float32(value)))
-        return lambda array, index, value: operator.setitem(
-            array, index, _bounded_integer(np.float32(value), convert, bottom, top)
-        )
+        convert = target.type  # the element's cast to the array's type: _element_to_number
+        return lambda array, index, value: operator.setitem(array, index, convert(value))
     return None
 
 
