@@ -26,6 +26,7 @@ from conftest import converter_harness
 import numbacast
 from numbacast.engine.conversion import Conversion
 from numbacast.engine.rounding import ALIGNED_MIN_SHIFT, seed_key
+from numbacast.formats.registry import FLOAT
 
 gfloat = pytest.importorskip("gfloat")
 from gfloat import formats as gformats  # noqa: E402
@@ -324,6 +325,27 @@ def test_same_seed_same_bits_with_dask_chunks(grid):
         da.from_array(cube, chunks=((1, 5), (30, 18), (257,))), "float8e4m3fn", rounding="stochastic", random_bits=bits
     )
     assert lazy.compute().tobytes() == given.tobytes()
+
+
+@pytest.mark.parametrize("offset", [3 * 2**17 - 1500, 2**32 - 1500])
+def test_the_generator_across_its_windows_and_the_high_index_bits(offset):
+    """The kernel draws the numbers of consecutive indices by runs inside
+    windows of 2**17 of the generator (and of 2**32, where the index's high
+    bits change): a chunk whose indices cross such a boundary, placed by
+    Dask after ``offset`` elements of a lazy array never computed, gets the
+    numbers of the generator's Python reference for its indices.
+    Rule: docs/rules.md#rule-stochastic-reproducible"""
+    da = pytest.importorskip("dask.array")
+    from numbacast.engine.rounding import random64_py
+
+    values = random_values("float8e4m3fn", 5000, np.random.default_rng(5))
+    lazy = da.concatenate([da.zeros(offset, np.float32, chunks=offset), da.from_array(values, chunks=values.size)])
+    got = numbacast.cast(lazy, "float8e4m3fn", rounding="stochastic", seed=41, saturate=False)[offset:].compute()
+    conversion = Conversion.make(FLOAT, numbacast.resolve("float8e4m3fn"), False, rounding="stochastic")
+    drop, key = 64 - conversion.stochastic_bits, seed_key(41)
+    r = np.array([random64_py(key, offset + i) >> drop for i in range(values.size)], np.uint64)
+    expected = converter_harness([conversion])(values, r)
+    assert got.view(np.uint8).tolist() == expected.view(np.uint8).tolist()
 
 
 def test_dask_chunks_of_unknown_size_are_refused_then_known_give_the_same_bits(grid):

@@ -124,7 +124,16 @@ def random64_py(key, index):
 @_jit
 def triple32(x):
     x = np.uint32(x)
-    x = np.uint32(x ^ (x >> np.uint32(17)))
+    return _triple32_rest(np.uint32(x ^ (x >> np.uint32(_FIRST_SHIFT))))
+
+
+#: The shift of triple32's first step.
+_FIRST_SHIFT = 17
+
+
+@_jit
+def _triple32_rest(x):
+    """triple32 after its first step ``x ^= x >> 17``."""
     x = np.uint32(x * np.uint32(_T1))
     x = np.uint32(x ^ (x >> np.uint32(11)))
     x = np.uint32(x * np.uint32(_T2))
@@ -154,13 +163,41 @@ def random64_run(key, hi, lo):
     computed once; a rounding that needs at most 32 random bits (FLOAT
     sources into every narrow format, in the normal range) computes the top
     half only."""
+    return random64_window(window_keys(key, hi, lo), lo)
+
+
+#: Consecutive indices share the high bits above these (a window, see
+#: :func:`window_keys`).
+WINDOW_BITS = _FIRST_SHIFT
+
+
+@_jit
+def window_keys(key, hi, lo):
+    """What :func:`random64_window` takes for the indices ``hi * 2**32 + lo'``
+    whose ``lo'`` has the bits of ``lo`` above :data:`WINDOW_BITS`: with
+    ``a = triple32(hi ^ k1)`` and ``b = triple32(hi ^ k2)``, the first step
+    of ``triple32(lo' ^ a)``, ``x ^ (x >> 17)``, is ``lo' ^ a ^ ((lo ^ a) >> 17)``
+    for all of them (the shift sees only the bits they share), so a loop
+    over a window XORs once where the step takes a shift and two XORs; and
+    likewise for ``b``.  ``(a', b', k3)``."""
     key = np.uint64(key)
     k1 = np.uint32(key & np.uint64(_MASK32))
     k2 = np.uint32(key >> np.uint64(32))
     k3 = triple32(np.uint32(k1 ^ k2 ^ np.uint32(0x9E3779B9)))
+    lo, shift = np.uint32(lo), np.uint32(_FIRST_SHIFT)
+    a = triple32(np.uint32(np.uint32(hi) ^ k1))
+    b = triple32(np.uint32(np.uint32(hi) ^ k2))
+    return np.uint32(a ^ ((lo ^ a) >> shift)), np.uint32(b ^ ((lo ^ b) >> shift)), k3
+
+
+@_jit
+def random64_window(keys, lo):
+    """:func:`random64_run` of the index ``hi * 2**32 + lo``, ``keys`` the
+    :func:`window_keys` of ``hi`` and of an ``lo`` in the same window."""
+    a, b, k3 = keys
     lo = np.uint32(lo)
-    top = triple32(np.uint32(lo ^ triple32(np.uint32(np.uint32(hi) ^ k1))))
-    bottom = triple32(np.uint32(triple32(np.uint32(lo ^ triple32(np.uint32(np.uint32(hi) ^ k2)))) ^ k3))
+    top = _triple32_rest(np.uint32(lo ^ a))
+    bottom = triple32(np.uint32(_triple32_rest(np.uint32(lo ^ b)) ^ k3))
     return np.uint64(np.uint64(np.uint64(top) << np.uint64(32)) | np.uint64(bottom))
 
 

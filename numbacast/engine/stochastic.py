@@ -20,7 +20,7 @@ from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, split_run
 from .prefetch import read_ahead
-from .rounding import CHECK, FAST, REDUCE, random64_run
+from .rounding import CHECK, FAST, REDUCE, WINDOW_BITS, random64_window, window_keys
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
 BLOCK = 1 << 12
@@ -32,21 +32,22 @@ BLOCK = 1 << 12
 RUN = 1 << 9
 
 
-def random_number(key, hi, lo, random, j, conversion):
-    """The random number of element ``j``, whose global index is ``hi * 2**32 + lo``
-    (``@njit`` only)."""
+def random_number(keys, lo, random, j, conversion):
+    """The random number of element ``j``, whose global index is ``hi * 2**32 + lo``,
+    ``keys`` the :func:`~numbacast.engine.rounding.window_keys` of the seed's
+    key, ``hi`` and ``lo`` (``@njit`` only)."""
     raise TypeError("random_number() is for @njit code")
 
 
 @overload(random_number, jit_options=OVERLOAD_OPTIONS)
-def _overload_random_number(key, hi, lo, random, j, conversion):
+def _overload_random_number(keys, lo, random, j, conversion):
     if not isinstance(conversion, ConversionType):
         return None
     bits = conversion.conversion.stochastic_bits
     if isinstance(random, types.NoneType):
         drop = np.uint64(64 - bits)
-        return lambda key, hi, lo, random, j, conversion: random64_run(key, hi, lo) >> drop
-    return lambda key, hi, lo, random, j, conversion: np.uint64(random[j])
+        return lambda keys, lo, random, j, conversion: random64_window(keys, lo) >> drop
+    return lambda keys, lo, random, j, conversion: np.uint64(random[j])
 
 
 def convert_random(value, conversion, r):
@@ -103,7 +104,8 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
     """``dst[j]`` = ``src[j]`` by the fast encoder for the ``m`` elements
     from ``j = first`` (unsigned indices into the whole arrays: no slices to
     count references of, no negative indices to wrap), the global index of
-    element ``first + i`` being ``hi * 2**32 + lo + i`` (``lo + i < 2**32``): each
+    element ``first + i`` being ``hi * 2**32 + lo + i`` (all in the window
+    of ``lo``, :data:`~numbacast.engine.rounding.WINDOW_BITS`): each
     element's random number (reduced to what the fast encoder takes), its
     conversion and whether any needs the full encoder, in one loop that
     vectorises; returns the least :func:`settled`.  A function of its own,
@@ -113,10 +115,11 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
     from register to register each step (8% of the time with AVX2)."""
     least = np.uint32(1)
     count = lo  # the low 32 bits of element i's index, in 32-bit lanes
+    keys = window_keys(key, hi, lo)
     base = np.uint64(first)
     for i in range(np.uint64(m)):  # unsigned: no negative indices to wrap
         j = base + i
-        reduced = reduce_random(random_number(key, hi, count, random, j, conversion), conversion)
+        reduced = reduce_random(random_number(keys, count, random, j, conversion), conversion)
         count = np.uint32(count + np.uint32(1))
         value = src[j]
         dst[j] = convert_random_fast(value, conversion, reduced)
@@ -128,8 +131,9 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
 def _block(b, src, dst, conversion, key, starts, row_length, random):
     """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK`` by :func:`_fast_run`;
     then, for the few that need it, the full encoder.  The runs are of
-    consecutive global indices whose high 32 bits do not change, so the
-    generator's work on those bits is done once a run, and of :data:`RUN`
+    consecutive global indices in one window of the generator (their bits
+    from :data:`~numbacast.engine.rounding.WINDOW_BITS` on do not change),
+    so the generator's work on those bits is done once a run, and of :data:`RUN`
     elements at most, each after reading ahead the lines of the run as far
     on as the cast kernels do (:func:`read_ahead`)."""
     first = b * BLOCK
@@ -141,7 +145,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     while k < end:
         index = starts[row] + column
         lo = np.uint32(index & _LOW)
-        m = min(end - k, row_length - column, _RUN - np.int64(lo), RUN)
+        m = min(end - k, row_length - column, _WINDOW - np.int64(lo & _IN_WINDOW), RUN)
         read_ahead(src, k, k + m)
         hi = np.uint32(index >> 32)
         least = min(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
@@ -154,13 +158,15 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     for j in range(first, end):  # the few the fast encoder may round wrongly
         row = j // row_length
         index = starts[row] + (j - row * row_length)
-        r = random_number(key, np.uint32(index >> 32), np.uint32(index & _LOW), random, j, conversion)
+        hi, lo = np.uint32(index >> 32), np.uint32(index & _LOW)
+        r = random_number(window_keys(key, hi, lo), lo, random, j, conversion)
         if settled(src[j], conversion, reduce_random(r, conversion)) == 0:
             dst[j] = convert_random(src[j], conversion, r)
 
 
 _LOW = (1 << 32) - 1
-_RUN = 1 << 32
+_WINDOW = 1 << WINDOW_BITS
+_IN_WINDOW = np.uint32(_WINDOW - 1)
 
 
 @cached_njit(parallel=True, nogil=True)
