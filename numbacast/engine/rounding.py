@@ -121,14 +121,14 @@ def random64_py(key, index):
     return top << 32 | bottom
 
 
+#: The shift of triple32's first step.
+_FIRST_SHIFT = 17
+
+
 @_jit
 def triple32(x):
     x = np.uint32(x)
     return _triple32_rest(np.uint32(x ^ (x >> np.uint32(_FIRST_SHIFT))))
-
-
-#: The shift of triple32's first step.
-_FIRST_SHIFT = 17
 
 
 @_jit
@@ -158,11 +158,12 @@ def random64_run(key, hi, lo):
     ``triple32(lo ^ triple32(hi ^ k1))`` and the bottom half
     ``triple32(triple32(lo ^ triple32(hi ^ k2)) ^ k3)``.  Each half is a
     bijection of ``lo`` for a given ``hi``: no two of 2**32 consecutive
-    elements share their top 32 bits.  In a loop over ``lo`` with ``hi`` and
-    the key fixed, everything but the last two or three ``triple32`` is
-    computed once; a rounding that needs at most 32 random bits (FLOAT
-    sources into every narrow format, in the normal range) computes the top
-    half only."""
+    elements share their top 32 bits.  Computed as :func:`random64_window`
+    of the :func:`window_keys` of ``lo``'s window: in a loop over the
+    ``lo`` of one window, with ``hi`` and the key fixed, everything but the
+    last two or three ``triple32`` (less their first steps) is computed
+    once; a rounding that needs at most 32 random bits (FLOAT sources into
+    every narrow format, in the normal range) computes the top half only."""
     return random64_window(window_keys(key, hi, lo), lo)
 
 
