@@ -48,8 +48,8 @@ from numba.extending import overload, register_jitable
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits
-from .cache import OVERLOAD_OPTIONS, cached_njit, serial_version
-from .conversion import Conversion, ConversionType, constant_type, convert, kernel_dtype
+from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
+from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .prefetch import read_ahead
@@ -64,22 +64,29 @@ SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
 
 
 @dataclasses.dataclass(frozen=True)
-class ScaleRule:
-    """A scale rule (its ``name`` one of :data:`SCALE_RULES`) as the block
-    kernels take it: a constant of the compiled code, which has no branch on it."""
+class QuantizePlan:
+    """What a quantisation's kernels compile in, a constant of the compiled
+    code: ``rule`` its scale rule (one of :data:`SCALE_RULES`; the code has
+    no branch on it), and which element loops its tasks may need, so that a
+    first call compiles only the loops it runs: ``lanes`` is the block size
+    when it is 32 or 16 and whole blocks take :func:`encode_block` (0:
+    never), ``partial`` whether some task holds a block that does not (of
+    another size, or the short last block of a line), which takes the loop
+    over a weights array."""
 
-    name: str
+    rule: str
+    lanes: int
+    partial: bool
 
 
-class ScaleRuleType(types.Type):
-    """The Numba type of one :class:`ScaleRule` (a constant, no data)."""
-
-    def __init__(self, rule):
-        self.rule = rule
-        super().__init__(name=f"ScaleRule[{rule.name}]")
+constant_type(QuantizePlan)
 
 
-constant_type(ScaleRule, ScaleRuleType)
+def quantize_plan(rule, block_size, n):
+    """The :class:`QuantizePlan` of lines of ``n`` elements cut into blocks of ``block_size``."""
+    lanes = block_size if block_size in LANES else 0
+    return QuantizePlan(rule, lanes, lanes == 0 or n % block_size != 0)
+
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
 E8M0_LOW, E8M0_HIGH = 0, 254
@@ -245,9 +252,9 @@ def _overload_block_amax(values):
     return amax
 
 
-def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+def block_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
     """``(code, weight)``: the scale code of a block whose largest magnitude is
-    ``amax``, by the scale rule ``rule`` (a :class:`ScaleRule`; ``unscale``
+    ``amax``, by the scale rule of ``plan`` (a :class:`QuantizePlan`; ``unscale``
     is ``2**-emax``),
     and what its elements are scaled by in the element ``conversion``'s
     source type: ``1 / scale`` for MX (exact: a power of two, made from the
@@ -257,15 +264,16 @@ def block_scale(amax, block, conversion, rule, unscale, largest, half_step, tens
 
 
 @overload(block_scale, jit_options=OVERLOAD_OPTIONS)
-def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
-    if not all(isinstance(c, ConversionType) for c in (block, conversion)) or not isinstance(rule, ScaleRuleType):
+def _overload_block_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
+    compiled = constant_of(plan, QuantizePlan)
+    if not all(isinstance(c, ConversionType) for c in (block, conversion)) or compiled is None:
         return None
-    rule = rule.rule.name
+    rule = compiled.rule
     decode = decoding(block.conversion.target)
     if block.conversion.target is not FLOAT8E8M0:
         real = _real(conversion)
 
-        def nvfp4_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+        def nvfp4_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
             divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
@@ -280,7 +288,7 @@ def _overload_block_scale(amax, block, conversion, rule, unscale, largest, half_
     inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
     ceil, even, rceil = rule == CEIL, rule == EVEN, rule == RCEIL
 
-    def mx_scale(amax, block, conversion, rule, unscale, largest, half_step, tensor_scale):
+    def mx_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
         value = amax * unscale
         if even and amax < np.inf:  # amax rounded to the element's precision first
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
@@ -381,23 +389,24 @@ def _spread(values, per_block, size):
             values[lo : lo + size] = per_block[i]
 
 
-def encode_block(line, out, base, weight, lanes, conversion, block, key, start):
-    """The ``lanes`` elements of ``line`` from ``base`` (unsigned) scaled by
-    ``weight`` (see :func:`scaled`) and rounded into ``out``, element ``k``
-    being element ``start + k`` of the stochastic stream of ``key``; ``lanes``
-    a literal, 16 or 32: a loop of a constant length, which runs in whole
-    vector registers with the weight in one, without a remainder or a
-    weights array to read (``@njit`` only)."""
+def encode_block(line, out, base, weight, plan, conversion, block, key, start):
+    """The ``plan.lanes`` elements of ``line`` from ``base`` (unsigned)
+    scaled by ``weight`` (see :func:`scaled`) and rounded into ``out``,
+    element ``k`` being element ``start + k`` of the stochastic stream of
+    ``key`` (``plan`` a :class:`QuantizePlan` of 16 or 32 lanes): a loop of a
+    constant length, which runs in whole vector registers with the weight
+    in one, without a remainder or a weights array to read (``@njit`` only)."""
     raise TypeError("encode_block() is for @njit code")
 
 
-@overload(encode_block, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
-def _overload_encode_block(line, out, base, weight, lanes, conversion, block, key, start):
-    if not (isinstance(lanes, types.IntegerLiteral) and lanes.literal_value in LANES):
+@overload(encode_block, jit_options=OVERLOAD_OPTIONS)
+def _overload_encode_block(line, out, base, weight, plan, conversion, block, key, start):
+    lanes = getattr(constant_of(plan, QuantizePlan), "lanes", None)
+    if lanes not in LANES:
         return None
-    width = np.uint64(lanes.literal_value)
+    width = np.uint64(lanes)
 
-    def encode(line, out, base, weight, lanes, conversion, block, key, start):
+    def encode(line, out, base, weight, plan, conversion, block, key, start):
         for j in range(width):
             k = base + j
             v = scaled(line[k], weight, conversion, block)
@@ -406,10 +415,10 @@ def _overload_encode_block(line, out, base, weight, lanes, conversion, block, ke
     return encode
 
 
-@cached_njit(nogil=True)
-def _encode_whole_blocks(line, out, weights, size, src, start, conversion, block, key):
-    """The elements of a task of whole blocks of 16 or 32 (``size``),
-    block after block by :func:`encode_block` with each block's weight
+@helper_njit
+def _encode_whole_blocks(line, out, weights, size, src, start, conversion, block, key, plan):
+    """The elements of a task of whole blocks of ``plan.lanes`` (16 or
+    32), block after block by :func:`encode_block` with each block's weight
     (``weights``, one a block), reading ahead (:func:`read_ahead`) before
     each :data:`ENCODE_RUN` elements.  MX quantisation took 0.88-0.92x the
     time of the loop over a weights array written beside each element
@@ -419,28 +428,72 @@ def _encode_whole_blocks(line, out, weights, size, src, start, conversion, block
         base = b * width
         if base % run == 0:
             read_ahead(src, start + base, start + base + run)
-        if size == 32:
-            encode_block(line, out, base, weights[b], 32, conversion, block, key, start)
+        encode_block(line, out, base, weights[b], plan, conversion, block, key, start)
+
+
+@helper_njit
+def _encode_by_weights(line, out, weights, per_block, size, src, start, conversion, block, key):
+    """The elements of a task, each block's weight (``per_block``) written
+    beside each of its elements (in ``weights``, as long as ``line``), then
+    one loop over them all (contiguous loads and stores, in vector lanes,
+    however short the blocks; by runs of :data:`ENCODE_RUN`, each after
+    reading ahead)."""
+    _spread(weights, per_block, size)
+    count, step = np.uint64(line.size), np.uint64(ENCODE_RUN)
+    for run in range(np.uint64(0), count, step):  # unsigned: no negative indices to wrap
+        read_ahead(src, start + run, start + run + step)
+        end = run + step
+        for k in range(run, end if end < count else count):
+            v = scaled(line[k], weights[k], conversion, block)
+            out[k] = store_element(encode_element(v, conversion, key, np.uint64(start) + k), conversion)
+
+
+def encode_task(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
+    """The elements of a task scaled and rounded: whole blocks of
+    ``plan.lanes`` by :func:`_encode_whole_blocks`, other tasks by
+    :func:`_encode_by_weights`; only the loops ``plan`` says the tasks may
+    need are compiled (``@njit`` only)."""
+    raise TypeError("encode_task() is for @njit code")
+
+
+@overload(encode_task, jit_options=OVERLOAD_OPTIONS)
+def _overload_encode_task(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
+    task = constant_of(plan, QuantizePlan)
+    if task is None:
+        return None
+    lanes, partial = task.lanes, task.partial
+
+    def whole(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
+        _encode_whole_blocks(line, out, per_block, size, src, start, conversion, block, key, plan)
+
+    def by_weights(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
+        _encode_by_weights(line, out, weights, per_block, size, src, start, conversion, block, key)
+
+    def either(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
+        if line.size % size == 0:
+            _encode_whole_blocks(line, out, per_block, size, src, start, conversion, block, key, plan)
         else:
-            encode_block(line, out, base, weights[b], 16, conversion, block, key, start)
+            _encode_by_weights(line, out, weights, per_block, size, src, start, conversion, block, key)
+
+    if lanes == 0:
+        return by_weights
+    return either if partial else whole
 
 
 @cached_njit(nogil=True)
 def _quantize_task(
-    t, per_row, group, n, src, elements, scales, block, conversion, rule, params, key, amaxes, scratch, per_block
+    t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, amaxes, scratch, per_block
 ):
     """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
     of its blocks (into ``per_block``, or taken from ``amaxes`` when it is
     not None: :func:`block_amaxes`, which NVFP4's tensor scale came from),
     then their scales side by side (by the rule compiled in; a loop of
     scalar steps that overlap from block to block), then the elements scaled
-    by their block's weight and rounded: whole blocks of 16 or 32 by
-    :func:`_encode_whole_blocks`; else each block's weight written beside
-    each of its elements (in ``scratch``, as long as a task, of the source
-    type, that of the conversion: see :func:`element_conversion`), then one
-    loop over all the task's elements (contiguous loads and stores, in
-    vector lanes, however short the blocks; by runs of :data:`ENCODE_RUN`,
-    each after reading ahead).  Last, in a task holding a block of the NaN
+    by their block's weight and rounded (:func:`encode_task`, by the loops
+    ``plan`` compiles in: whole blocks of 16 or 32 by
+    :func:`_encode_whole_blocks`, others by :func:`_encode_by_weights`, with
+    ``scratch`` as long as a task, of the source type, that of the
+    conversion: see :func:`element_conversion`).  Last, in a task holding a block of the NaN
     scale, that block's elements made the encoding of +NaN (:func:`scaled`
     leaves them to be rewritten; found by the weights written out, as a
     loop over such blocks' bounds made the common path 4% slower)."""
@@ -457,19 +510,9 @@ def _quantize_task(
             per_block[i] = amaxes[row, b0 + i]
     for i in range(b1 - b0):
         codes[i], per_block[i] = block_scale(
-            per_block[i], block, conversion, rule, unscale, largest, half_step, tensor_scale
+            per_block[i], block, conversion, plan, unscale, largest, half_step, tensor_scale
         )
-    if size in LANES and line.size % size == 0:
-        _encode_whole_blocks(line, out, per_block[: b1 - b0], size, src, start, conversion, block, key)
-    else:
-        _spread(weights, per_block[: b1 - b0], size)
-        count, step = np.uint64(line.size), np.uint64(ENCODE_RUN)
-        for run in range(np.uint64(0), count, step):  # unsigned: no negative indices to wrap
-            read_ahead(src, start + run, start + run + step)
-            end = run + step
-            for k in range(run, end if end < count else count):
-                v = scaled(line[k], weights[k], conversion, block)
-                out[k] = store_element(encode_element(v, conversion, key, np.uint64(start) + k), conversion)
+    encode_task(line, out, weights, per_block[: b1 - b0], size, src, start, conversion, block, key, plan)
     nan_blocks = False
     for b in range(b1 - b0):
         nan_blocks |= per_block[b] != per_block[b]
@@ -482,13 +525,13 @@ def _quantize_task(
 
 
 @cached_njit(parallel=True, nogil=True)
-def quantize_kernel(src, elements, scales, block, conversion, rule, params, key, amaxes):
+def quantize_kernel(src, elements, scales, block, conversion, plan, params, key, amaxes):
     """Every block of ``src`` quantised, parallel over tasks of whole blocks
     (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
     array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
     ``scales`` the scale codes (uint8, one per block of each row), ``block``
-    the scale's conversion and ``conversion`` the elements', ``rule`` a
-    :class:`ScaleRule`, ``params`` =
+    the scale's conversion and ``conversion`` the elements', ``plan`` a
+    :class:`QuantizePlan`, ``params`` =
     ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
     of stochastic rounding, ``amaxes`` None or the blocks' largest magnitudes
     (NVFP4's, from :func:`block_amaxes`)."""
@@ -510,7 +553,7 @@ def quantize_kernel(src, elements, scales, block, conversion, rule, params, key,
                 scales,
                 block,
                 conversion,
-                rule,
+                plan,
                 params,
                 key,
                 amaxes,
@@ -663,12 +706,12 @@ def block_amaxes_any(src, block_size):
 
 
 @cached_njit(nogil=True)
-def quantize_any(src, elements, scales, block, conversion, rule, params, key, amaxes):
+def quantize_any(src, elements, scales, block, conversion, plan, params, key, amaxes):
     """:func:`quantize_kernel` or its serial twin by the size of ``src``, for ``@njit`` code."""
     if src.size < PARALLEL_MIN:
-        quantize_serial(src, elements, scales, block, conversion, rule, params, key, amaxes)
+        quantize_serial(src, elements, scales, block, conversion, plan, params, key, amaxes)
     else:
-        quantize_kernel(src, elements, scales, block, conversion, rule, params, key, amaxes)
+        quantize_kernel(src, elements, scales, block, conversion, plan, params, key, amaxes)
 
 
 @cached_njit(nogil=True)
@@ -724,7 +767,8 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
     params = quantize_parameters(fmt, block_size, tensor_scale)
-    args = (src, elements, scales, scale_conversion(fmt), conversion, ScaleRule(rule), params, np.uint64(key), amaxes)
+    plan = quantize_plan(rule, block_size, n)
+    args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, np.uint64(key), amaxes)
     split_run(QUANTIZE, src.size, *args)
     return elements, scales
 

@@ -168,7 +168,24 @@ def exactly_representable(source, target):
     )
 
 
-def constant_type(cls, type_class):
+class Constant(types.Type):
+    """The Numba type of one instance of a class made a constant by
+    :func:`constant_type` without a type class of its own (a frozen
+    dataclass, whose repr says all of it and names the type); ``value`` the
+    instance."""
+
+    def __init__(self, value):
+        self.value = value
+        super().__init__(name=repr(value))
+
+
+def constant_of(numba_type, cls):
+    """The instance of ``cls`` a :class:`Constant` type stands for, or None."""
+    value = getattr(numba_type, "value", None) if isinstance(numba_type, Constant) else None
+    return value if isinstance(value, cls) else None
+
+
+def constant_type(cls, type_class=Constant):
     """Make the instances of ``cls`` compile-time constants in Numba: each is
     typed ``type_class(instance)`` (whose name must say all of the instance,
     as it keys the compiled code and its cache), and carries no data at run time."""

@@ -101,8 +101,9 @@ def _overload_quantize(
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode, bits)
     _require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
-    scale_rule_ = blocks.ScaleRule(rule)
     default_size = block_format_.block_size
+    # a block size given at run time takes the loop over a weights array; the default, whole blocks in registers
+    plan = blocks.QuantizePlan(rule, default_size if _absent(block_size) and default_size in blocks.LANES else 0, True)
     name = block_format_.name
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
@@ -142,7 +143,7 @@ def _overload_quantize(
             scales.reshape((rows, nb)).view(np.uint8),
             block,
             conversion,
-            scale_rule_,
+            plan,
             params,
             key_of(seed),
             amaxes,
