@@ -83,9 +83,10 @@ constant_type(QuantizePlan)
 
 
 def quantize_plan(rule, block_size, n):
-    """The :class:`QuantizePlan` of lines of ``n`` elements cut into blocks of ``block_size``."""
-    lanes = block_size if block_size in LANES else 0
-    return QuantizePlan(rule, lanes, lanes == 0 or n % block_size != 0)
+    """The :class:`QuantizePlan` of lines of ``n`` elements cut into blocks
+    of ``block_size`` (in Python types: the plan names its compiled code)."""
+    lanes = int(block_size) if block_size in LANES else 0
+    return QuantizePlan(str(rule), lanes, bool(lanes == 0 or n % block_size != 0))
 
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
