@@ -190,7 +190,7 @@ def quantize(
     scale, amaxes = np.float32(1.0), None
     if block.tensor_scale and tensor_scale is None:  # one pass for the blocks' amaxes, the tensor's from them
         amaxes = kernels.block_amaxes(src, block_size)
-        scale = kernels.tensor_scale_of(amaxes.reshape(-1))
+        scale = kernels.tensor_scale_of(amaxes)
     elif block.tensor_scale:
         scale = _check_tensor_scale(tensor_scale)
     elif tensor_scale is not None:

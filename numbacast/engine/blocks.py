@@ -669,7 +669,6 @@ quantize_serial, dequantize_serial, amax_serial, block_amax_serial = map(
 QUANTIZE = (quantize_serial, quantize_kernel)
 DEQUANTIZE = (dequantize_serial, dequantize_kernel)
 BLOCK_AMAXES = (block_amax_serial, block_amax_kernel)
-AMAXES = (amax_serial, amax_kernel)
 
 
 @register_jitable(**OVERLOAD_OPTIONS)
@@ -727,8 +726,8 @@ def dequantize_any(elements, scales, out, scale_decode, element_decode, output, 
 def block_amaxes(src, block_size):
     """The largest magnitude of each block of the 2-D C-contiguous ``src``
     along its last axis (one pass over it, parallel): NVFP4's default
-    tensor scale comes from them (:func:`tensor_scale_of` of the flat
-    array), and :func:`quantize_blocks` then takes them instead of taking
+    tensor scale comes from them (:func:`tensor_scale_of`), and
+    :func:`quantize_blocks` then takes them instead of taking
     each block's again."""
     rows, n = src.shape
     amaxes = np.empty((rows, -(-n // block_size)), src.dtype)
@@ -736,10 +735,12 @@ def block_amaxes(src, block_size):
     return amaxes
 
 
-def tensor_scale_of(flat):
-    """:func:`nvfp4_tensor_scale` from Python: compiles only the amax loop
-    the size needs (:func:`~numbacast.engine.kernels.split_run`)."""
-    return scale_of_tensor_amax(split_run(AMAXES, flat.size, flat, np.int64(AMAX_CHUNK)))
+def tensor_scale_of(amaxes):
+    """NVFP4's default tensor scale (:func:`scale_of_tensor_amax`) from
+    Python, of the blocks' largest magnitudes ``amaxes`` (:func:`block_amaxes`,
+    a sixteenth of the input): their largest by NumPy (NaN when one is NaN),
+    with no kernel to compile on a first call."""
+    return scale_of_tensor_amax(float(np.max(amaxes)) if amaxes.size else 0.0)
 
 
 def quantize_parameters(fmt: BlockFormat, block_size, tensor_scale):
