@@ -347,29 +347,60 @@ def _task_span(t, per_row, group, nb, n, block_size):
     return row, b0, b1, b0 * block_size, min(b1 * block_size, n)
 
 
-@cached_njit(nogil=True)
-def _task_amaxes(line, size, out):
+def task_amaxes(line, size, out, plan):
     """The largest magnitude of each block of ``size`` elements of ``line`` (a
     task's, the last block maybe shorter) into ``out``, one per block (of
-    the type of ``line``).  Blocks of 32 or 16 go by groups of as many blocks
-    side by side (:func:`~numbacast.engine.lanes.largest_magnitudes`), the
-    whole blocks left over one by one in vector lanes, a short block by a loop."""
-    grouped = 0
-    if size == 32:
-        grouped = line.size // (32 * 32) * 32
-        for g in range(0, grouped, 32):
-            largest_magnitudes(line, g * 32, 32, out, g)
-    elif size == 16:
-        grouped = line.size // (16 * 16) * 16
-        for g in range(0, grouped, 16):
-            largest_magnitudes(line, g * 16, 16, out, g)
-    whole = line.size // size if size in LANES else grouped
-    for i in range(grouped, whole):
-        if size == 32:
-            out[i] = largest_magnitude(line, i * 32, 32)
-        else:
-            out[i] = largest_magnitude(line, i * 16, 16)
-    for i in range(whole, out.size):
+    the type of ``line``), by the loops ``plan`` (a :class:`QuantizePlan`)
+    compiles in: the whole blocks of its 32 or 16 lanes by
+    :func:`amaxes_by_lanes` (groups of blocks side by side,
+    :func:`~numbacast.engine.lanes.largest_magnitudes`), then, where the
+    plan has short blocks or other sizes, the rest by :func:`_amaxes_from`
+    (``@njit`` only)."""
+    raise TypeError("task_amaxes() is for @njit code")
+
+
+@overload(task_amaxes, jit_options=OVERLOAD_OPTIONS)
+def _overload_task_amaxes(line, size, out, plan):
+    compiled = constant_of(plan, QuantizePlan)
+    if compiled is None:
+        return None
+    if compiled.lanes == 0:
+        return lambda line, size, out, plan: _amaxes_from(line, size, out, 0)
+    if not compiled.partial:
+        return lambda line, size, out, plan: amaxes_by_lanes(line, out, plan)
+    return lambda line, size, out, plan: _amaxes_from(line, size, out, amaxes_by_lanes(line, out, plan))
+
+
+def amaxes_by_lanes(line, out, plan):
+    """The largest magnitudes of the whole blocks of ``line`` of the 32 or 16
+    lanes of ``plan`` into ``out``: by groups of as many blocks side by
+    side, then one by one in vector lanes; returns how many (``@njit``
+    only)."""
+    raise TypeError("amaxes_by_lanes() is for @njit code")
+
+
+@overload(amaxes_by_lanes, jit_options=OVERLOAD_OPTIONS)
+def _overload_amaxes_by_lanes(line, out, plan):
+    lanes = getattr(constant_of(plan, QuantizePlan), "lanes", None)
+    if lanes not in LANES:
+        return None
+
+    def by_lanes(line, out, plan):
+        grouped = line.size // (lanes * lanes) * lanes
+        for g in range(0, grouped, lanes):
+            largest_magnitudes(line, g * lanes, lanes, out, g)
+        whole = line.size // lanes
+        for i in range(grouped, whole):
+            out[i] = largest_magnitude(line, i * lanes, lanes)
+        return whole
+
+    return by_lanes
+
+
+@helper_njit
+def _amaxes_from(line, size, out, first):
+    """The largest magnitude of blocks ``first`` on of ``line`` into ``out``, block by block."""
+    for i in range(first, out.size):
         out[i] = block_amax(line[i * size : (i + 1) * size])
 
 
@@ -505,7 +536,7 @@ def _quantize_task(
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     if amaxes is None:
-        _task_amaxes(line, size, per_block[: b1 - b0])
+        task_amaxes(line, size, per_block[: b1 - b0], plan)
     else:
         for i in range(b1 - b0):  # (a slice assignment compiles Numba's shape-mismatch message: 2 s)
             per_block[i] = amaxes[row, b0 + i]
@@ -646,17 +677,18 @@ def amax_kernel(flat, chunk):
 
 
 @cached_njit(parallel=True, nogil=True)
-def block_amax_kernel(src, block_size, amaxes):
+def block_amax_kernel(src, block_size, amaxes, plan):
     """The largest magnitude of each block of ``src`` (2-D C-contiguous, cut
     along its rows) into ``amaxes`` (one per block of each row, of the
-    type of ``src``: exact), parallel over the tasks of :func:`quantize_kernel`."""
+    type of ``src``: exact), parallel over the tasks of :func:`quantize_kernel`
+    (by the loops of ``plan``, a :class:`QuantizePlan`)."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, block_size)
     flat = src.reshape(-1)
     for t in prange(rows * per_row):
         row, b0, b1, first, last = _task_span(t, per_row, group, amaxes.shape[1], n, block_size)
         start = row * n + first
-        _task_amaxes(flat[start : start + last - first], block_size, amaxes[row, b0:b1])
+        task_amaxes(flat[start : start + last - first], block_size, amaxes[row, b0:b1], plan)
 
 
 #: Elements per task of :func:`amax_kernel`.
@@ -695,13 +727,13 @@ def nvfp4_tensor_scale(flat):
 
 
 @cached_njit(nogil=True)
-def block_amaxes_any(src, block_size):
+def block_amaxes_any(src, block_size, plan):
     """:func:`block_amaxes` for ``@njit`` code."""
     amaxes = np.empty((src.shape[0], (src.shape[1] + block_size - 1) // block_size), src.dtype)
     if src.size < PARALLEL_MIN:
-        block_amax_serial(src, block_size, amaxes)
+        block_amax_serial(src, block_size, amaxes, plan)
     else:
-        block_amax_kernel(src, block_size, amaxes)
+        block_amax_kernel(src, block_size, amaxes, plan)
     return amaxes
 
 
@@ -731,7 +763,7 @@ def block_amaxes(src, block_size):
     each block's again."""
     rows, n = src.shape
     amaxes = np.empty((rows, -(-n // block_size)), src.dtype)
-    split_run(BLOCK_AMAXES, src.size, src, np.int64(block_size), amaxes)
+    split_run(BLOCK_AMAXES, src.size, src, np.int64(block_size), amaxes, quantize_plan(FLOOR, block_size, n))
     return amaxes
 
 
