@@ -82,11 +82,13 @@ class QuantizePlan:
 constant_type(QuantizePlan)
 
 
-def quantize_plan(rule, block_size, n):
+def quantize_plan(rule, block_size=None, n=None):
     """The :class:`QuantizePlan` of lines of ``n`` elements cut into blocks
-    of ``block_size`` (in Python types: the plan names its compiled code)."""
+    of ``block_size`` (in Python types: the plan names its compiled code);
+    a block size or a length not known yet (None: ``@njit`` code typing a
+    call) takes the loops for any."""
     lanes = int(block_size) if block_size in LANES else 0
-    return QuantizePlan(str(rule), lanes, bool(lanes == 0 or n % block_size != 0))
+    return QuantizePlan(str(rule), lanes, bool(lanes == 0 or n is None or n % block_size != 0))
 
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
@@ -661,22 +663,6 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
 
 
 @cached_njit(parallel=True, nogil=True)
-def amax_kernel(flat, chunk):
-    """The largest magnitude of a flat float32 or float64 array (NaN when one
-    is NaN), parallel over chunks of ``chunk`` elements."""
-    count = (flat.size + chunk - 1) // chunk
-    tops = np.zeros(max(count, 1))
-    for c in prange(count):
-        tops[c] = block_amax(flat[c * chunk : (c + 1) * chunk])
-    top = 0.0
-    for c in range(count):
-        if tops[c] != tops[c]:  # NaN: a chunk holding one
-            return tops[c]
-        top = max(top, tops[c])
-    return top
-
-
-@cached_njit(parallel=True, nogil=True)
 def block_amax_kernel(src, block_size, amaxes, plan):
     """The largest magnitude of each block of ``src`` (2-D C-contiguous, cut
     along its rows) into ``amaxes`` (one per block of each row, of the
@@ -691,12 +677,9 @@ def block_amax_kernel(src, block_size, amaxes, plan):
         task_amaxes(flat[start : start + last - first], block_size, amaxes[row, b0:b1], plan)
 
 
-#: Elements per task of :func:`amax_kernel`.
-AMAX_CHUNK = 1 << 16
-
 #: ``(serial, parallel)`` compilations of each loop, for :func:`~numbacast.engine.kernels.split_run`.
-quantize_serial, dequantize_serial, amax_serial, block_amax_serial = map(
-    serial_version, (quantize_kernel, dequantize_kernel, amax_kernel, block_amax_kernel)
+quantize_serial, dequantize_serial, block_amax_serial = map(
+    serial_version, (quantize_kernel, dequantize_kernel, block_amax_kernel)
 )
 QUANTIZE = (quantize_serial, quantize_kernel)
 DEQUANTIZE = (dequantize_serial, dequantize_kernel)
@@ -715,15 +698,12 @@ def scale_of_tensor_amax(amax):
 
 
 @cached_njit(nogil=True)
-def nvfp4_tensor_scale(flat):
-    """NVFP4's default per-tensor scale of the flat float array ``flat``
-    (:func:`scale_of_tensor_amax`), for ``@njit`` code: the serial or
-    parallel amax loop by the size."""
-    if flat.size < PARALLEL_MIN:
-        amax = amax_serial(flat, np.int64(AMAX_CHUNK))
-    else:
-        amax = amax_kernel(flat, np.int64(AMAX_CHUNK))
-    return scale_of_tensor_amax(amax)
+def nvfp4_tensor_scale(amaxes):
+    """NVFP4's default per-tensor scale (:func:`scale_of_tensor_amax`) of
+    the blocks' largest magnitudes ``amaxes`` (flat; :func:`block_amaxes_any`),
+    for ``@njit`` code: their largest by :func:`block_amax` (a sixteenth of
+    the input, one loop), as :func:`tensor_scale_of` takes it in Python."""
+    return scale_of_tensor_amax(block_amax(amaxes))
 
 
 @cached_njit(nogil=True)

@@ -102,8 +102,7 @@ def _overload_quantize(
     _require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
     default_size = block_format_.block_size
-    # a block size given at run time takes the loop over a weights array; the default, whole blocks in registers
-    plan = blocks.QuantizePlan(rule, default_size if _absent(block_size) and default_size in blocks.LANES else 0, True)
+    plan = blocks.quantize_plan(rule, default_size if _absent(block_size) else None)  # the size: known if default
     name = block_format_.name
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
