@@ -61,8 +61,8 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
 
 @pytest.mark.parametrize("where", [0, 70_000, -1])
 def test_nvfp4_tensor_scale_of_a_large_array_holding_nan_is_one(where):
-    """The tensor amax of an array long enough for the parallel loop is NaN
-    wherever its NaN lies (first, middle or last chunk), so the tensor scale
+    """The tensor amax of an array long enough for the parallel loops is NaN
+    wherever its NaN lies (first, middle or last task), so the tensor scale
     is 1.0.  Rule: docs/rules.md#rule-mx-nvfp4"""
     x = np.ones(1 << 18, F32)
     x[where] = np.nan
