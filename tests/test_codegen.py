@@ -128,3 +128,43 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     assert by_formula[:3] == [False, 0, 3145728]
     assert by_instruction[3] == by_formula[3]
     assert by_instruction[4] == by_formula[4] == 0  # FLOAT16 -> FLOAT, every code, by both
+
+
+LANES_PROBE = textwrap.dedent("""
+    import json, re
+    import numpy as np
+    import numbacast
+    from numbacast.engine import kernels, stochastic
+
+    x = np.linspace(-300, 300, kernels.PARALLEL_MIN, dtype=np.float32)
+    for target in ("float8e4m3fn", "float4e2m1", numbacast.p3109(8, 4, signed=False), "float16"):
+        for options in ({}, {"rounding": "toward_zero"}, {"rounding": "stochastic", "seed": 1},
+                        {"rounding": "stochastic", "seed": 1, "stochastic_bits": 8}):
+            numbacast.cast(x, target, **options)
+    packs = {}
+    for kernel in (kernels.parallel_kernel, stochastic._block):
+        for signature in kernel.signatures:
+            packs[str(signature)] = len(re.findall(r"\\bvpackuswb\\b", kernel.inspect_asm(signature)))
+    print(json.dumps(packs))
+""")
+
+
+def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
+    """With AVX2 code, the element loops of casts from FLOAT into one-byte codes
+    are vectorised 32 elements at a time (:mod:`numbacast.engine.vector_width`):
+    their codes are narrowed to bytes by packs (LLVM's 8 lanes narrowed each 8
+    by shuffles).  Every hinted loop is vectorised: LLVM prints a remark on
+    standard error for a hinted loop it could not vectorise, and there is none
+    (nearest-even, a directed mode, stochastic rounding with all random bits and
+    with 8, into ONNX and user-defined formats).  FLOAT16 targets keep LLVM's
+    choice of lanes."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
+    done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert done.stderr == ""
+    packs = json.loads(done.stdout)
+    assert len(packs) == 16
+    for kernel, count in packs.items():
+        if "float16" in kernel:
+            assert count == 0, kernel
+        else:
+            assert count > 0, kernel

@@ -342,7 +342,19 @@ class _LinkedOnlyLibrary(JITCodeLibrary):
     kernels that call it, whose compilation optimises the linked whole and
     emits its machine code.  So a helper's own compilation skips both (LLVM
     passes and code emission that nothing would use: a cold first read of
-    texts 0.3-0.5 s sooner)."""
+    texts 0.3-0.5 s sooner).  A helper whose loops carry hints
+    (``keeps_loop_hints``, set by :mod:`~numbacast.engine.vector_width`)
+    also skips the passes Numba runs on each function as it is added: they
+    may merge a loop's blocks and drop its hint before the kernel's
+    optimisation reads it."""
+
+    keeps_loop_hints = False
+
+    def _optimize_functions(self, ll_module):
+        if self.keeps_loop_hints:
+            ll_module.data_layout = self._codegen._data_layout
+        else:
+            super()._optimize_functions(ll_module)
 
     def _optimize_final_module(self):
         pass

@@ -45,6 +45,7 @@ from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, scalar_converter
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
+from .vector_width import element_loop
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
 PARALLEL_MIN = 1 << 15
@@ -67,6 +68,7 @@ def _overload_convert_element(value, conversion, table):
         return lambda value, conversion, table: one(value)
 
 
+@element_loop
 @helper_njit(forceinline=True)
 def _convert_run(src, dst, first, end, conversion, table):
     """``dst[first:end]`` = the conversion of ``src[first:end]``, indices

@@ -21,6 +21,7 @@ from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, split_run
 from .prefetch import read_ahead
 from .rounding import CHECK, FAST, REDUCE, WINDOW_BITS, random64_window, window_keys
+from .vector_width import element_loop
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
 BLOCK = 1 << 12
@@ -99,6 +100,7 @@ def _overload_settled(value, conversion, reduced):
         return lambda value, conversion, reduced: check(value, reduced)
 
 
+@element_loop
 @helper_njit
 def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
     """``dst[j]`` = ``src[j]`` by the fast encoder for the ``m`` elements
