@@ -24,8 +24,8 @@ import pytest
 from conftest import converter_harness
 
 import numbacast
-from numbacast.engine.conversion import Conversion
-from numbacast.engine.rounding import ALIGNED_MIN_SHIFT, seed_key
+from numbacast.engine.conversion import Conversion, scalar_converter
+from numbacast.engine.rounding import ALIGNED_MIN_SHIFT, CHECK, REDUCE, seed_key
 from numbacast.formats.registry import FLOAT
 
 gfloat = pytest.importorskip("gfloat")
@@ -176,14 +176,18 @@ def test_up_with_the_fractional_distance_and_no_mean_error(target):
     assert abs(mean_error) <= 5 * sigma, (mean_error, sigma)
 
 
-@pytest.mark.parametrize("target,bits", [("float8e4m3fn", 64), ("float", 40)])
+@pytest.mark.parametrize(
+    "target,bits",
+    [("float8e4m3fn", 64), ("float", 40), ("float8e4m3fn", 8), ("float16", 8), ("float4e2m1", 3), ("float", 12)],
+)
 def test_the_kernel_rounds_as_the_scalar_converter(target, bits):
     """Rule: docs/rules.md#rule-stochastic
 
     The kernel rounds most values with a fast encoder that vectorises and the
     values deep in the target's subnormal range with the full one: the result
     is that of the full encoder, with the generator's numbers and with given
-    ones (float32 lanes with all 64 bits; float64 lanes with 40)."""
+    ones (float32 lanes with all 64 bits and with fewer random bits than the
+    target drops in its normal range; float64 lanes with 40 and with 12)."""
     rng = np.random.default_rng(11)
     dtype = np.float64 if target == "float" else np.float32
     scale = np.exp2(rng.integers(-160 if target != "float" else -1100, 20, 40000)).astype(dtype)
@@ -202,10 +206,40 @@ def test_the_kernel_rounds_as_the_scalar_converter(target, bits):
     given = numbacast.cast(values, target, saturate=False, rounding="stochastic", random_bits=r, stochastic_bits=bits)
     expected = harness(values, r)
     assert given.view(f"u{given.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
-    if bits == 64:  # the generator's numbers (the kernel of the reproducibility tests below)
-        drawn = numbacast.cast(values, target, saturate=False, rounding="stochastic", seed=3)
-        expected = harness(values, seed_key(3))
-        assert drawn.view(f"u{drawn.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
+    # the generator's numbers (the kernel of the reproducibility tests below)
+    drawn = numbacast.cast(values, target, saturate=False, rounding="stochastic", seed=3, stochastic_bits=bits)
+    expected = harness(values, seed_key(3))
+    assert drawn.view(f"u{drawn.dtype.itemsize}").tolist() == expected.view(f"u{expected.dtype.itemsize}").tolist()
+
+
+@pytest.mark.parametrize("target,bits", [("float8e4m3fn", 8), ("float16", 8), ("float4e2m1", 3)])
+def test_few_random_bits_leave_the_normal_range_to_the_fast_encoder(target, bits):
+    """The fast encoder rounds the target's normal range exactly whatever the
+    number of random bits, so the check sends none of those values to the
+    full encoder (with fewer random bits than the normal range drops, it sent
+    one in 2**bits of those below 2**bits steps of the smallest subnormal, and a
+    kernel's block of 4,096 then took the full encoder, 18 times slower);
+    below the normal range it still sends those in doubt."""
+    from numba import njit
+
+    t = numbacast.resolve(target)
+    conversion = Conversion.make(FLOAT, t, False, rounding="stochastic", stochastic_bits=bits)
+    check, reduce = scalar_converter(conversion, CHECK), scalar_converter(conversion, REDUCE)
+
+    @njit
+    def settled(x, r, out):
+        for i in range(x.size):
+            out[i] = check(x[i], reduce(r[i]))
+
+    rng = np.random.default_rng(bits)
+    smallest_normal = float(2.0**t.format.min_normal_exponent)
+    normal = np.exp2(rng.uniform(np.log2(smallest_normal), np.log2(float(t.format.largest)), 20000))
+    below = rng.uniform(0, smallest_normal, 20000)
+    for values, in_doubt in ((normal, False), (below, True)):
+        x = (values * rng.choice([-1, 1], values.size)).astype(np.float32)
+        out = np.empty(x.size, np.uint32)
+        settled(x, rng.integers(0, 1 << bits, x.size, dtype=np.uint64), out)
+        assert (np.count_nonzero(out == 0) > 0) == in_doubt
 
 
 def assert_kernel_rounds_as_the_full_encoder(x, r, target):

@@ -308,11 +308,10 @@ def sub_shift_value(source, target):
 
 
 @functools.cache
-def _settled_above(uint, magnitude_mask, mantissa_bits, sub_shift, small_bits):
-    """``check(bits, r)``: 0 where more than ``small_bits`` bits of the value go
-    (below the exponent ``sub_shift - small_bits``), else 1."""
+def _settled_above(uint, magnitude_mask, mantissa_bits, lowest):
+    """``check(bits, r)``: 0 for magnitudes below the biased exponent ``lowest``, else 1."""
     mask = uint(magnitude_mask)
-    low = uint(max(sub_shift - small_bits, 0) << mantissa_bits)
+    low = uint(max(lowest, 0) << mantissa_bits)
     return _jit(lambda bits, r: np.uint32(uint(uint(bits) & mask) >= low))
 
 
@@ -460,8 +459,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # Else FAST from float32 (32-bit lanes, small_bits <= 31): the target's subnormal range in floating point
     float_steps = not aligned and uint is np.uint32 and 0 < small_bits and step_exponent <= top_exponent
     fraction_scale, small_shift = real(2.0**small_bits), uint(small_bits)
-    if part == CHECK and not aligned:  # values whose step drops more than the fast part handles
-        deep = _settled_above(uint, source.magnitude_mask, src_m, sub_shift_value(source, target), small_bits)
+    if part == CHECK and not aligned:
+        # values below the target's normal range whose step drops more than small_bits bits
+        # (FAST rounds the normal range exactly: a fixed shift, whatever the random bits)
+        deepest = min(sub_shift_value(source, target) - small_bits, normal_exponent)
+        deep = _settled_above(uint, source.magnitude_mask, src_m, deepest)
         if not float_steps:
             return deep
         # FAST's decision, fraction + r >= 2**small_bits, with the fraction cut to
