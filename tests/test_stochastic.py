@@ -361,21 +361,27 @@ def test_same_seed_same_bits_with_dask_chunks(grid):
     assert lazy.compute().tobytes() == given.tobytes()
 
 
+@pytest.mark.parametrize("bits", [64, 8])
 @pytest.mark.parametrize("offset", [3 * 2**17 - 1500, 2**32 - 1500])
-def test_the_generator_across_its_windows_and_the_high_index_bits(offset):
+def test_the_generator_across_its_windows_and_the_high_index_bits(offset, bits):
     """The kernel draws the numbers of consecutive indices by runs inside
     windows of 2**17 of the generator (and of 2**32, where the index's high
     bits change): a chunk whose indices cross such a boundary, placed by
     Dask after ``offset`` elements of a lazy array never computed, gets the
-    numbers of the generator's Python reference for its indices.
+    numbers of the generator's Python reference for its indices, in the fast
+    loop and where the full encoder redoes elements (with 8 random bits,
+    one in 256 of the values below the normal range).
     Rule: docs/rules.md#rule-stochastic-reproducible"""
     da = pytest.importorskip("dask.array")
     from numbacast.engine.rounding import random64_py
 
     values = random_values("float8e4m3fn", 5000, np.random.default_rng(5))
     lazy = da.concatenate([da.zeros(offset, np.float32, chunks=offset), da.from_array(values, chunks=values.size)])
-    got = numbacast.cast(lazy, "float8e4m3fn", rounding="stochastic", seed=41, saturate=False)[offset:].compute()
-    conversion = Conversion.make(FLOAT, numbacast.resolve("float8e4m3fn"), False, rounding="stochastic")
+    options = dict(rounding="stochastic", seed=41, saturate=False, stochastic_bits=bits)
+    got = numbacast.cast(lazy, "float8e4m3fn", **options)[offset:].compute()
+    conversion = Conversion.make(
+        FLOAT, numbacast.resolve("float8e4m3fn"), False, rounding="stochastic", stochastic_bits=bits
+    )
     drop, key = 64 - conversion.stochastic_bits, seed_key(41)
     r = np.array([random64_py(key, offset + i) >> drop for i in range(values.size)], np.uint64)
     expected = converter_harness([conversion])(values, r)
