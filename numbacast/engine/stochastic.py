@@ -21,6 +21,7 @@ from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, split_run
 from .prefetch import read_ahead
 from .rounding import CHECK, FAST, REDUCE, WINDOW_BITS, random64_window, window_keys
+from .scratch import stack_bytes
 from .vector_width import element_loop
 
 #: Elements per task of the parallel loop (and per contiguous run of indices at most).
@@ -131,13 +132,9 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
 
 @cached_njit(nogil=True)
 def _block(b, src, dst, conversion, key, starts, row_length, random):
-    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK`` by :func:`_fast_run`;
-    then, if any needs it, those by the full encoder (:func:`_settle_block`).  The runs are of
-    consecutive global indices in one window of the generator (their bits
-    from :data:`~numbacast.engine.rounding.WINDOW_BITS` on do not change),
-    so the generator's work on those bits is done once a run, and of :data:`RUN`
-    elements at most, each after reading ahead the lines of the run as far
-    on as the cast kernels do (:func:`read_ahead`)."""
+    """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK`` by :func:`_fast_run`, run
+    by run (:func:`_run_at`); then, if any needs it, those by the full
+    encoder (:func:`_settle_block`)."""
     first = b * BLOCK
     end = min(first + BLOCK, src.size)
     least = np.uint32(1)  # the least settled() of the block
@@ -145,11 +142,8 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     row = k // row_length
     column = k - row * row_length
     while k < end:
-        index = starts[row] + column
-        lo = np.uint32(index & _LOW)
-        m = min(end - k, row_length - column, _WINDOW - np.int64(lo & _IN_WINDOW), RUN)
+        m, hi, lo = _run_at(k, end, row, column, starts, row_length)
         read_ahead(src, k, k + m)
-        hi = np.uint32(index >> 32)
         least = min(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
         k += m
         column += m
@@ -160,26 +154,58 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
 
 
 @helper_njit
+def _run_at(k, end, row, column, starts, row_length):
+    """``(m, hi, lo)``: the run of a block from its element ``k`` (in ``row``
+    at ``column``; the block ends at ``end``): its length and the high and low
+    32 bits of its first element's global index.  The runs are of consecutive
+    global indices in one window of the generator (their bits from
+    :data:`~numbacast.engine.rounding.WINDOW_BITS` on do not change), so the
+    generator's work on those bits is done once a run, and of :data:`RUN`
+    elements at most, each after reading ahead the lines of the run as far
+    on as the cast kernels do (:func:`read_ahead`)."""
+    index = starts[row] + column
+    lo = np.uint32(index & _LOW)
+    m = min(end - k, row_length - column, _WINDOW - np.int64(lo & _IN_WINDOW), RUN)
+    return m, np.uint32(index >> 32), lo
+
+
+@helper_njit
 def _settle_block(first, end, src, dst, conversion, key, starts, row_length, random):
     """Elements ``first`` to ``end`` of :func:`_block` that its fast encoder
-    may have rounded wrongly, by the full encoder: those where
-    :func:`settled` is zero (a function apart from the block's loop: in it,
+    may have rounded wrongly, by the full encoder, run by run
+    (:func:`_settle_run`; a function apart from the block's loop: in it,
     that loop ran 1-3% slower)."""
-    row = first // row_length
-    column = first - row * row_length
-    window = np.int64(-1)  # the generator's window of the keys
-    keys = window_keys(key, 0, 0)
-    for j in range(first, end):
-        index = starts[row] + column
-        hi, lo = np.uint32(index >> 32), np.uint32(index & _LOW)
-        if index >> WINDOW_BITS != window:  # the keys once a window, not once an element
-            window, keys = index >> WINDOW_BITS, window_keys(key, hi, lo)
-        r = random_number(keys, lo, random, j, conversion)
-        if settled(src[j], conversion, reduce_random(r, conversion)) == 0:
-            dst[j] = convert_random(src[j], conversion, r)
-        column += 1
+    k = first
+    row = k // row_length
+    column = k - row * row_length
+    while k < end:
+        m, hi, lo = _run_at(k, end, row, column, starts, row_length)
+        _settle_run(src, dst, k, m, conversion, key, hi, lo, random)
+        k += m
+        column += m
         if column == row_length:
             row, column = row + 1, 0
+
+
+@helper_njit
+def _settle_run(src, dst, first, m, conversion, key, hi, lo, random):
+    """The elements of a run of :func:`_fast_run` (same arguments) where
+    :func:`settled` is zero, by the full encoder: found by a loop that
+    vectorises (each element's random number and check, a flag each), then
+    redone one by one."""
+    doubts = stack_bytes(RUN)
+    keys = window_keys(key, hi, lo)
+    count = lo
+    base = np.uint64(first)
+    for i in range(np.uint64(m)):
+        reduced = reduce_random(random_number(keys, count, random, base + i, conversion), conversion)
+        count = np.uint32(count + np.uint32(1))
+        doubts[i] = settled(src[base + i], conversion, reduced) == 0
+    for i in range(np.uint64(m)):
+        if doubts[i]:
+            j = base + i
+            r = random_number(keys, np.uint32(lo + np.uint32(i)), random, j, conversion)
+            dst[j] = convert_random(src[j], conversion, r)
 
 
 _LOW = (1 << 32) - 1
