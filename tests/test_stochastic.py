@@ -252,7 +252,7 @@ def assert_kernel_rounds_as_the_full_encoder(x, r, target):
     assert len(set(given.view(f"u{given.dtype.itemsize}").tolist())) > 2  # some went up
 
 
-@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float6e3m2"])
+@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float6e3m2", "float16"])
 def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(target):
     """Rule: docs/rules.md#rule-stochastic
 
@@ -285,18 +285,20 @@ def test_values_below_the_normal_range_with_the_random_numbers_at_the_edge(targe
     assert_kernel_rounds_as_the_full_encoder(np.array(x, np.float32), np.array(r, np.uint64), target)
 
 
-@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16"])
+@pytest.mark.parametrize("target", ["float8e4m3fn", "float4e2m1", "float16", numbacast.p3109(16, 12)])
 def test_values_far_below_a_step_with_the_random_numbers_at_the_edge(target):
     """Rule: docs/rules.md#rule-stochastic
 
-    Into FLOAT16 (and wherever the target's normal range drops fewer than
-    ALIGNED_MIN_SHIFT bits), a float32 whose step drops more than 31 bits is
+    Into a target whose normal range drops fewer than ALIGNED_MIN_SHIFT bits
+    of a float32 (binary16p12: 12), a float32 whose step drops more than 31 bits is
     rounded by the kernel's fast encoder from the top 31 of its 64 random
     bits, and again by the full encoder when those bits leave the decision
     open: when the fraction of a step, cut to 31 bits, plus them is 2**31 - 1.
     Random numbers on either side of that edge, and on it with every kind of
-    low bits, round as the full encoder rounds them."""
-    step = exact.decode(target, 1).mag  # the smallest subnormal
+    low bits, round as the full encoder rounds them; so do they into targets
+    that round below the normal range on a grid (the test above)."""
+    fmt = numbacast.resolve(target).format
+    step = Fraction(2) ** (fmt.min_normal_exponent - fmt.mantissa_bits)  # the smallest subnormal
     rng = np.random.default_rng(5)
     values = (rng.uniform(1, 2, 600) * np.exp2(rng.integers(-40, -9, 600)) * float(step)).astype(np.float32)
     values *= rng.choice(np.array([-1, 1], np.float32), values.size)

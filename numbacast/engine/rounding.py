@@ -66,8 +66,9 @@ FULL_BITS = 64
 #: The fewest bits a stochastic kernel's fast encoder drops where the target is
 #: normal for it to round the subnormal range on that grid too (see
 #: :func:`rounding_encoder`): it is then in doubt for about two in 2**shift of
-#: those values, few enough in a kernel's block of 4,096 elements.
-ALIGNED_MIN_SHIFT = 20
+#: those values, which a kernel redoes run by run (FLOAT16, shift 13: one run
+#: of 512 subnormal values in eight).
+ALIGNED_MIN_SHIFT = 13
 
 # The seed becomes a key by SplitMix64 (Steele, Lea and Flood 2014): its
 # increment and its finaliser (Stafford's "Mix13"), a bijection of 64-bit
@@ -449,9 +450,8 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     # onto the grid of the source's ulp at the target's smallest normal (a float sum, rounded
     # to nearest even there), whose bits then carry as above; in doubt (CHECK) where that
     # rounding can change the decision: the dropped bits and the random ones sum to one
-    # below a carry or to a carry with nothing left
-    # (FLOAT16's shift is 13: two in 2**13 of its subnormal values would send a kernel's block
-    # to the full encoder; it takes the fraction of a step in floating point instead)
+    # below a carry or to a carry with nothing left (FLOAT16: two in 2**13 of its subnormal
+    # values; a target dropping fewer bits takes the fraction of a step in floating point)
     aligned = lift is not None and uint is np.uint32 and (shift >= ALIGNED_MIN_SHIFT or not has_subnormal_range)
     lift = lift or _identity
     settle_mask = uint(fixed_low ^ one)
