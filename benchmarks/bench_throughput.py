@@ -69,22 +69,28 @@ class _AgainstGfloat:
 
 
 class Rounding(_AgainstGfloat):
-    """``numbacast.cast(..., rounding=mode)`` of 16M elements for each mode;
+    """``numbacast.cast(..., rounding=mode)`` of 16M elements for each mode
+    (``stochastic_8_bits``: stochastic with ``stochastic_bits=8``, whose
+    blocks once took the full encoder element by element);
     ``time_trivial_kernel`` is the practical limit, ``time_gfloat`` (stochastic
     rounding into FLOAT8E4M3FN only, where gfloat is installed) gfloat's
     ``round_ndarray`` + ``encode_ndarray``."""
 
     pairs = ROUNDING_PAIRS
-    modes = ("toward_zero", "nearest_away", "stochastic")
-    gfloat_missing = "gfloat: stochastic rounding into a float8 type, with gfloat installed"
+    modes = {
+        "toward_zero": dict(rounding="toward_zero"),
+        "nearest_away": dict(rounding="nearest_away"),
+        "stochastic": dict(rounding="stochastic", seed=0),
+        "stochastic_8_bits": dict(rounding="stochastic", seed=0, stochastic_bits=8),
+    }
+    gfloat_missing = "gfloat: stochastic rounding (all random bits) into a float8 type, with gfloat installed"
     param_names = ["pair", "mode"]
     params = [list(pairs), list(modes)]
     timeout = 600
 
     def setup(self, pair, mode):
         source, target = self.pairs[pair]
-        options = dict(rounding=mode, seed=0) if mode == "stochastic" else dict(rounding=mode)
-        self.cast = baselines.numbacast_cast(source, target, DEFAULT_SIZE, **options)
+        self.cast = baselines.numbacast_cast(source, target, DEFAULT_SIZE, **self.modes[mode])
         self.trivial = baselines.trivial_cast(source, target, DEFAULT_SIZE)
         self.cast(), self.trivial()  # compile, or load from the disk cache
         self.gfloat = None
