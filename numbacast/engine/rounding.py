@@ -66,8 +66,8 @@ FULL_BITS = 64
 #: The fewest bits a stochastic kernel's fast encoder drops where the target is
 #: normal for it to round the subnormal range on that grid too (see
 #: :func:`rounding_encoder`): it is then in doubt for about two in 2**shift of
-#: those values, which a kernel redoes run by run (FLOAT16, shift 13: one run
-#: of 512 subnormal values in eight).
+#: those values, and a kernel checks again every element of a block holding
+#: one (FLOAT16, shift 13: most blocks of 4,096 values below its normal range).
 ALIGNED_MIN_SHIFT = 13
 
 # The seed becomes a key by SplitMix64 (Steele, Lea and Flood 2014): its
