@@ -366,3 +366,33 @@ def test_processes_saving_signatures_at_once_keep_every_entry(tmp_path):
     assert [s.wait(timeout=120) for s in savers] == [0] * 4
     cache = VerifiedIndexDataCacheFile(str(tmp_path), "probe-kernel", ("stamp", 1), lambda path, reason: None)
     assert sorted(cache._load_index()) == sorted(("signature", p, i) for p in range(4) for i in range(40))
+
+
+GC_PROBE = textwrap.dedent("""
+    import gc, json
+    import numpy as np
+    import numbacast
+    from numbacast.engine.kernels import serial_kernel
+    numbacast.cast(np.ones(4, np.float32), "float16")  # Numba imported and set up
+    starts = []
+    gc.callbacks.append(lambda phase, info: starts.append(info["generation"]) if phase == "start" else None)
+    gc.collect()
+    starts.clear()
+    numbacast.cast(np.ones(4, np.float32), "float8e4m3fn")  # a kernel compiled
+    collections, enabled_after = len(starts), gc.isenabled()
+    gc.disable()
+    numbacast.cast(np.ones(4, np.float32), "float8e5m2")  # another, with the collector off
+    print(json.dumps({"misses": sum(serial_kernel.stats.cache_misses.values()), "collections": collections,
+                      "enabled_after": enabled_after, "still_off": not gc.isenabled()}))
+""")
+
+
+def test_a_kernel_compiles_with_the_garbage_collector_paused(tmp_path):
+    """The collector does not run while a kernel compiles (some 40 times
+    otherwise), runs again after it, and stays off if the user turned it off."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", GC_PROBE], env=env, capture_output=True, text=True, check=True)
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe["misses"] == 3  # every kernel compiled, none loaded
+    assert probe["collections"] <= 2  # the one after the compilation, at most one more in the cast around it
+    assert probe["enabled_after"] and probe["still_off"]
