@@ -47,7 +47,7 @@ from numba.extending import overload, register_jitable
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
-from .bits import float32_from_bits, float64_from_bits, float_bits
+from .bits import float32_from_bits, float64_from_bits, float_bits, larger, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
@@ -226,8 +226,8 @@ def _overload_store_element(code, conversion):
     def to_int8(code, conversion):
         magnitude = np.int32(np.uint32(code) & mask)
         if (np.uint32(code) >> sign_shift) != 0:
-            return np.int8(-min(magnitude, top_negative))
-        return np.int8(min(magnitude, top_positive))
+            return np.int8(-smaller(magnitude, top_negative))
+        return np.int8(smaller(magnitude, top_positive))
 
     return to_int8
 
@@ -335,7 +335,7 @@ TASK_ELEMENTS = 4096
 @cached_njit(nogil=True)
 def _tasks(rows, n, block_size):
     """``(blocks per task, tasks per row)`` of lines of ``n`` elements."""
-    group = max(1, TASK_ELEMENTS // block_size)
+    group = larger(1, TASK_ELEMENTS // block_size)
     nb = (n + block_size - 1) // block_size
     return group, (nb + group - 1) // group
 
@@ -345,8 +345,8 @@ def _task_span(t, per_row, group, nb, n, block_size):
     """``(row, first block, end block, first element, end element)`` of task ``t``."""
     row, k = divmod(np.int64(t), per_row)
     b0 = k * group
-    b1 = min(b0 + group, nb)
-    return row, b0, b1, b0 * block_size, min(b1 * block_size, n)
+    b1 = smaller(b0 + group, nb)
+    return row, b0, b1, b0 * block_size, smaller(b1 * block_size, n)
 
 
 def task_amaxes(line, size, out, plan):
@@ -573,7 +573,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key,
     group, per_row = _tasks(rows, n, params[0])
     flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
     tasks = rows * per_row
-    runs = min(tasks, TASK_RUNS)
+    runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
         scratch, per_block = np.empty(group * params[0], src.dtype), np.empty(group, src.dtype)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
@@ -639,7 +639,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     group, per_row = _tasks(rows, n, block_size)
     flat_elements, flat_out = elements.reshape(-1), out.reshape(-1)
     tasks = rows * per_row
-    runs = min(tasks, TASK_RUNS)
+    runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
         scratch = np.full(group * block_size, in_source_type(0.0, output))  # the type the products take
         per_block = np.empty(group, scratch.dtype)

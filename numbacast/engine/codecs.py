@@ -28,7 +28,7 @@ import functools
 import numpy as np
 
 from ..formats import description as formats
-from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, leading_zeros
+from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, larger, leading_zeros, smaller
 from .cache import helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -212,7 +212,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)
         if clamp:
-            a = a if a < clamp_bits else clamp_bits  # not min(): a function Numba compiles apart, 0.03 s
+            a = smaller(a, clamp_bits)
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
         if has_subnormal_range:
             in_steps = uint(float_bits(from_bits(a) + magic) - magic_bits)
@@ -368,7 +368,7 @@ def int_to_float64(value):
     if negative:
         u = np.uint64(0) - u
     excess = 11 - np.int64(leading_zeros(u))  # bits beyond float64's 53
-    shift = np.uint64(max(excess, 0))
+    shift = np.uint64(larger(excess, 0))
     sticky = np.uint64((u & ((np.uint64(1) << shift) - np.uint64(1))) != 0)
     kept = (u >> shift) | sticky
     magnitude = np.float64(kept) * float64_from_bits((np.uint64(1023) + shift) << np.uint64(52))
@@ -396,7 +396,7 @@ def round_to_float64(significand, exponent, sticky, to_odd):
     top = exponent + 63  # exponent of the leading bit
     if top > _F64_MAX_EXPONENT:
         return _F64_LARGEST if to_odd else np.inf
-    shift = 64 - _F64_SIGNIFICAND_BITS + max(_F64_MIN_EXPONENT - top, 0)
+    shift = 64 - _F64_SIGNIFICAND_BITS + larger(_F64_MIN_EXPONENT - top, 0)
     if shift > 64:  # below half the smallest subnormal
         return _F64_SMALLEST if to_odd else 0.0
     if shift == 64:
@@ -409,5 +409,5 @@ def round_to_float64(significand, exponent, sticky, to_odd):
         kept |= np.uint64(rest != 0 or sticky)
     elif rest > half or (rest == half and (sticky or (kept & np.uint64(1)) != 0)):
         kept += np.uint64(1)
-    biased = np.uint64(max(top - _F64_MIN_EXPONENT, 0))  # the exponent field, less the hidden bit's carry
+    biased = np.uint64(larger(top - _F64_MIN_EXPONENT, 0))  # the exponent field, less the hidden bit's carry
     return float64_from_bits((biased << np.uint64(52)) + kept)

@@ -41,6 +41,7 @@ import numpy as np
 from numba import prange, typeof, types
 from numba.extending import overload
 
+from .bits import smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, scalar_converter
 from .interrupts import interrupts_deferred
@@ -91,7 +92,7 @@ def parallel_kernel(src, dst, conversion, table):
     size = np.uint64(src.size)
     for r in prange((size + run - np.uint64(1)) // run):  # unsigned throughout
         first = np.uint64(r) * run
-        end = first + run if first + run < size else size  # (not min(): a function of its own to compile)
+        end = smaller(first + run, size)
         read_ahead(src, np.int64(first), np.int64(end))
         _convert_run(src, dst, first, end, conversion, table)
 

@@ -33,7 +33,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ..formats import description as formats
-from .bits import float_bits, leading_zeros
+from .bits import float_bits, larger, leading_zeros, smaller
 from .cache import helper_njit
 from .codecs import signed_codes, source_arithmetic
 
@@ -526,7 +526,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         def settled(bits, r):  # zero where lifted is one below a carry or a carry with nothing left
             a = uint(uint(bits) & magnitude_mask)
             if clamp:
-                a = min(a, clamp_bits)
+                a = smaller(a, clamp_bits)
             lifted, subnormal = aligned_sum(a, r)
             return np.uint32(uint(lifted + one) & settle_mask) if subnormal else np.uint32(1)
 
@@ -542,7 +542,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
         if clamp:
-            a = min(a, clamp_bits)
+            a = smaller(a, clamp_bits)
         subnormal = from_bits(a) < normal_min_value
         if random and fast:  # all but the values CHECK picks (a kernel redoes those)
             exponent = uint(a >> uint(src_m))
@@ -564,11 +564,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 magnitude = uint(uint(q) + uint(uint(uint(fraction) + uint(r)) >> small_shift))
             elif subnormal and not aligned:
                 body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
-                s_small = uint(sub_shift - max(exponent, one))  # at most small_bits, or CHECK says so
-                s = uint(min(s_small, cap))
+                s_small = uint(sub_shift - larger(exponent, one))  # at most small_bits, or CHECK says so
+                s = uint(smaller(s_small, cap))
                 q = uint(body >> s)
                 rem = uint(body & uint(uint(one << s) - one))
-                magnitude = uint(q + uint(stochastic_small(rem, min(s_small, small_cap), r)))
+                magnitude = uint(q + uint(stochastic_small(rem, smaller(s_small, small_cap), r)))
         elif random:
             # Cut at the target's step: ``s`` bits of ``body`` go (a fixed shift
             # where the target is normal; below, the significand by a shift that
@@ -579,11 +579,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             base = rebias
             if subnormal:
                 body = uint(uint(a & mant_mask) | (implicit if exponent != zero else zero))
-                s = uint(min(uint(sub_shift - max(exponent, one)), cap))
+                s = uint(smaller(uint(sub_shift - larger(exponent, one)), cap))
                 base = zero
             q = uint(body >> s)
             rem = uint(body & uint(uint(one << s) - one))
-            s_true = np.uint64(np.uint64(sub_shift) - np.uint64(max(exponent, one)))
+            s_true = np.uint64(np.uint64(sub_shift) - np.uint64(larger(exponent, one)))
             up = stochastic_full(rem, s_true, r) if subnormal else stochastic_normal(rem, reduce(r))
             magnitude = uint(uint(q + uint(up)) - base)
         else:
@@ -717,10 +717,10 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
             v = from_bits(a)
             a = float_bits(top_value if v > top_value else v)
             lifted = a if a > half_normal_min else half_normal_min
-            m = min(a, uint(uint(lifted + lifted) - normal_min))
+            m = smaller(a, uint(uint(lifted + lifted) - normal_min))
         else:
             if saturate:
-                a = min(a, top_bits)
+                a = smaller(a, top_bits)
             m = a
             if normalise_subnormals and a < normal_min:
                 m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
@@ -735,7 +735,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
         if folded:
             return code if code < nan else nan
         if saturate:
-            result = uint(max(sint(code), sint(0)))
+            result = uint(larger(sint(code), sint(0)))
         else:
             result = code
             if code > max_code:
@@ -766,7 +766,7 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
         u = np.uint64(value)
         if negative:
             u = np.uint64(0) - u
-        s = max(11 - np.int64(leading_zeros(u)), 0)
+        s = larger(11 - np.int64(leading_zeros(u)), 0)
         shift = np.uint64(s)
         q = np.uint64(u >> shift)
         rem = np.uint64(u & np.uint64(np.uint64(one << shift) - one))
@@ -781,7 +781,7 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
         elif up_negative:
             up = (rem != 0) & negative
         elif random:
-            up = stochastic(rem, max(s, 1), r)
+            up = stochastic(rem, larger(s, 1), r)
         if s > 0:
             q = np.uint64(q + np.uint64(up))
         magnitude = np.float64(q) * np.float64(2.0) ** s

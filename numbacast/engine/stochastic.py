@@ -16,6 +16,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
+from .bits import smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, scalar_converter
 from .kernels import PARALLEL_MIN, split_run
@@ -126,7 +127,7 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
         count = np.uint32(count + np.uint32(1))
         value = src[j]
         dst[j] = convert_random_fast(value, conversion, reduced)
-        least = min(least, settled(value, conversion, reduced))
+        least = smaller(least, settled(value, conversion, reduced))
     return least
 
 
@@ -136,7 +137,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     by run (:func:`_run_at`); then, if any needs it, those by the full
     encoder (:func:`_settle_block`)."""
     first = b * BLOCK
-    end = min(first + BLOCK, src.size)
+    end = smaller(first + BLOCK, src.size)
     least = np.uint32(1)  # the least settled() of the block
     k = first
     row = k // row_length
@@ -144,7 +145,7 @@ def _block(b, src, dst, conversion, key, starts, row_length, random):
     while k < end:
         m, hi, lo = _run_at(k, end, row, column, starts, row_length)
         read_ahead(src, k, k + m)
-        least = min(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
+        least = smaller(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
         k += m
         column += m
         if column == row_length:
@@ -165,7 +166,7 @@ def _run_at(k, end, row, column, starts, row_length):
     on as the cast kernels do (:func:`read_ahead`)."""
     index = starts[row] + column
     lo = np.uint32(index & _LOW)
-    m = min(end - k, row_length - column, _WINDOW - np.int64(lo & _IN_WINDOW), RUN)
+    m = smaller(smaller(end - k, row_length - column), smaller(_WINDOW - np.int64(lo & _IN_WINDOW), RUN))
     return m, np.uint32(index >> 32), lo
 
 

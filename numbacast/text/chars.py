@@ -17,6 +17,7 @@ from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic
 
+from ..engine.bits import smaller
 from ..engine.cache import helper_njit
 
 #: Characters a mask covers.
@@ -112,7 +113,7 @@ def classes(row):
     """The class masks of the first :data:`WINDOW` characters of ``row``."""
     none = np.uint64(0)
     masks = (none, none, none, none, none, none, none)
-    for start in range(0, min(row.size, WINDOW), LANES):
+    for start in range(0, smaller(row.size, WINDOW), LANES):
         window = window_classes(row, start)
         masks = (
             masks[0] | window[0],

@@ -42,7 +42,7 @@ import functools
 import numpy as np
 from numba import prange
 
-from ..engine.bits import leading_zeros, ones, trailing_zeros
+from ..engine.bits import larger, leading_zeros, ones, smaller, trailing_zeros
 from ..engine.cache import cached_njit, helper_njit, serial_version
 from ..engine.codecs import round_to_float64
 from ..engine.scratch import stack_bytes
@@ -148,7 +148,7 @@ def _exponent(row, i):
     if end - i > 15:  # clamp a long exponent (its digits may have overflowed)
         value = _U0
         for j in range(i, end):
-            value = min(value * _U10 + np.uint64(row[j] - 48), np.uint64(EXPONENT_LIMIT))
+            value = smaller(value * _U10 + np.uint64(row[j] - 48), np.uint64(EXPONENT_LIMIT))
     exponent = np.int64(value)
     return -exponent if negative else exponent, end if end > i else -1
 
@@ -240,16 +240,16 @@ def quick_scan(row):
         return failed
     start = first + _bit(sign, first)
     mantissa_end = start + np.int64(trailing_zeros(~((digit | point) >> np.uint64(start & 63))))
-    mantissa = _span(start, min(mantissa_end, 64))
+    mantissa = _span(start, smaller(mantissa_end, 64))
     leading = start + np.int64(trailing_zeros(~((zero | point) >> np.uint64(start & 63))))  # zeros and point
-    significant = ones(digit & mantissa & ~_span(start, min(leading, 64)))
+    significant = ones(digit & mantissa & ~_span(start, smaller(leading, 64)))
     count, points = ones(digit & mantissa), ones(point & mantissa)
     if start >= 64 or count == _U0 or significant > FAST_DIGITS or points > _U1:
         return failed
     exponent, has_exponent = np.int64(0), mantissa_end < last
     if has_exponent:
         digits_start = mantissa_end + 1 + _bit(sign, mantissa_end + 1)
-        digits = _span(min(digits_start, last), last)
+        digits = _span(smaller(digits_start, last), last)
         if (
             not _bit(letter_e, mantissa_end)
             or digits_start >= last
@@ -402,7 +402,7 @@ def _shift_left(digits, count, point, truncated, bits):
         digits[j] = digits[write + j]
     for j in range(DIGITS_MAX, grown):
         truncated |= digits[j] != 0
-    return _trim(digits, min(grown, DIGITS_MAX)), point + grown - count, truncated
+    return _trim(digits, smaller(grown, DIGITS_MAX)), point + grown - count, truncated
 
 
 @_jit
@@ -427,11 +427,11 @@ def exact_significand(row, start, exponent):
         return _TOP_BIT, -_FAR_EXPONENT, True
     e2 = np.int64(0)
     while point > 0:  # down below 1
-        bits = min(4 * point, 60)
+        bits = smaller(4 * point, 60)
         count, point, truncated = _shift_right(digits, count, point, truncated, bits)
         e2 += bits
     while point < 0 or digits[0] < 5:  # up into [0.5, 1)
-        bits = max(min(-point * 3321928 // 1000000, 60), 1)  # 2**bits <= 10**-point
+        bits = larger(smaller(-point * 3321928 // 1000000, 60), 1)  # 2**bits <= 10**-point
         count, point, truncated = _shift_left(digits, count, point, truncated, bits)
         e2 -= bits
     for _ in range(2):  # into [2**63, 2**64)
@@ -547,7 +547,7 @@ def integer_parts(row, start, exponent):
         else:
             rest |= d != 0
         position += 1
-    for _ in range(min(max(integer_digits - position, 0), 64)):  # 10**64 is 0 modulo 2**64
+    for _ in range(smaller(larger(integer_digits - position, 0), 64)):  # 10**64 is 0 modulo 2**64
         big |= low > _U64_MAX // _U10
         low *= _U10
     if first == 0 and not rest:

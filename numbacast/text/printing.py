@@ -29,7 +29,7 @@ and the length of its text; once the longest length is known,
 import numpy as np
 from numba import prange
 
-from ..engine.bits import float_bits, leading_zeros
+from ..engine.bits import float_bits, larger, leading_zeros
 from ..engine.cache import cached_njit, helper_njit, serial_version
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_full
 
@@ -107,7 +107,7 @@ def significand_exponent(x, mantissa_bits, q_min):
         significand, exponent = mantissa, np.int64(-1074)
     else:
         significand, exponent = mantissa | np.uint64(1 << 52), biased - 1075
-    q = max(exponent + 52 - mantissa_bits, q_min)
+    q = larger(exponent + 52 - mantissa_bits, q_min)
     c = significand >> np.uint64(q - exponent)
     return c, q, c == (_U1 << np.uint64(mantissa_bits)) and q > q_min
 
@@ -116,7 +116,7 @@ def significand_exponent(x, mantissa_bits, q_min):
 def digit_count(value):
     """Decimal digits of a uint64 (1 for 0)."""
     guess = ((64 - np.int64(leading_zeros(value))) * 1233) >> 12  # floor(log10(2**bits))
-    return max(guess + np.int64(value >= POW10[guess]), 1)
+    return larger(guess + np.int64(value >= POW10[guess]), 1)
 
 
 #: Forms of a decimal record; ``NEGATIVE`` is or-ed in for a minus sign.
@@ -182,7 +182,7 @@ def text_length(f, k, form):
         return sign + n + np.int64(n > 1) + (5 if abs(exponent) >= 100 else 4)
     if exponent < 0:
         return sign + 1 - exponent + n
-    return sign + max(n, exponent + 1) + 1 + np.int64(n <= exponent + 1)
+    return sign + larger(n, exponent + 1) + 1 + np.int64(n <= exponent + 1)
 
 
 @_jit
