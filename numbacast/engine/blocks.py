@@ -514,7 +514,7 @@ def _overload_encode_task(line, out, weights, per_block, size, src, start, conve
     return either if partial else whole
 
 
-@cached_njit(nogil=True)
+@helper_njit(forceinline=True)
 def _quantize_task(
     t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, amaxes, scratch, per_block
 ):
@@ -530,7 +530,14 @@ def _quantize_task(
     conversion: see :func:`element_conversion`).  Last, in a task holding a block of the NaN
     scale, that block's elements made the encoding of +NaN (:func:`scaled`
     leaves them to be rewritten; found by the weights written out, as a
-    loop over such blocks' bounds made the common path 4% slower)."""
+    loop over such blocks' bounds made the common path 4% slower).
+
+    A helper, which LLVM inlines into the kernel's loop: the reference
+    counts of the task's slices then cancel out there, where a function
+    of its own took and released each (atomic steps, a tenth of a task's
+    time on data in cache).  Quantisation 0.94-0.96x the time at 16M
+    (AVX-512 code; 0.97-0.98x with AVX2 code), and a first quantisation
+    0.2 s sooner."""
     size, unscale, largest, half_step, tensor_scale = params
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
     start = row * n + first
@@ -596,7 +603,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key,
             )
 
 
-@cached_njit(nogil=True)
+@helper_njit(forceinline=True)
 def _dequantize_task(
     t,
     per_row,
@@ -616,7 +623,8 @@ def _dequantize_task(
     """Task ``t`` of :func:`dequantize_kernel` (over slices of the flat arrays,
     indexed from 0): the blocks' factors side by side (into ``per_block``, a
     loop in vector lanes), each written beside its block's elements (in
-    ``scratch``, as in :func:`_quantize_task`), then one loop over the task."""
+    ``scratch``, as in :func:`_quantize_task`), then one loop over the task;
+    inlined into the kernel's loop like :func:`_quantize_task`."""
     row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
     start = row * n + first
     line, result = elements[start : start + last - first], out[start : start + last - first]
