@@ -1,0 +1,68 @@
+"""``smaller`` and ``larger`` (numbacast.engine.bits), the kernels' min and max
+of two integers: the values and the result types of Python's ``min`` and
+``max`` in ``@njit`` code, for every integer width and signedness, at the
+ends of each range; and a typing error for what is not an integer."""
+
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+from numbacast.engine.bits import larger, smaller
+
+INTEGER_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@njit
+def _ours(a, b):
+    return smaller(a, b), larger(a, b)
+
+
+@njit
+def _numbas(a, b):
+    return min(a, b), max(a, b)
+
+
+@njit
+def _with_literals(a):
+    return smaller(a, 3), larger(a, 3), smaller(-1, a), larger(a, -1)
+
+
+@njit
+def _numbas_with_literals(a):
+    return min(a, 3), max(a, 3), min(-1, a), max(a, -1)
+
+
+def _edges(dtype):
+    info = np.iinfo(dtype)
+    return [dtype(v) for v in {info.min, info.min + 1, 0, 1, 3, info.max - 1, info.max}]
+
+
+@pytest.mark.parametrize("dtype", INTEGER_TYPES, ids=lambda t: np.dtype(t).name)
+def test_two_integers_of_one_type(dtype):
+    for a in _edges(dtype):
+        for b in _edges(dtype):
+            got, expected = _ours(a, b), _numbas(a, b)
+            assert got == expected == (min(a, b), max(a, b)), (a, b)
+            assert [type(v) for v in got] == [type(v) for v in expected], (a, b)
+
+
+@pytest.mark.parametrize("pair", [(np.uint8, np.int32), (np.int8, np.uint16), (np.uint32, np.int64)], ids=str)
+def test_two_integer_types_unify_as_numba_does(pair):
+    first, second = pair
+    for a in _edges(first):
+        for b in _edges(second):
+            got, expected = _ours(a, b), _numbas(a, b)
+            assert got == expected, (a, b)
+            assert [type(v) for v in got] == [type(v) for v in expected], (a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8], ids=lambda t: np.dtype(t).name)
+def test_literal_constants(dtype):
+    for a in _edges(dtype):
+        assert _with_literals(a) == _numbas_with_literals(a), a
+
+
+def test_floats_are_a_typing_error():
+    with pytest.raises(TypingError, match="smaller takes two integers"):
+        _ours(np.float32(1.0), np.float32(2.0))
