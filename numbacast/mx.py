@@ -112,14 +112,17 @@ def runtime_blocks() -> Any:
 
 
 def _moved(array, axis):
-    """``array`` with ``axis`` last, as a 2-D C-contiguous array (rows, n)."""
-    moved = np.ascontiguousarray(np.moveaxis(array, axis, -1))
-    return moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
+    """``array`` with ``axis`` last, as a 2-D C-contiguous array (rows, n)
+    (the last axis is not moved: ``np.moveaxis`` takes microseconds even then)."""
+    moved = np.ascontiguousarray(array if axis == array.ndim - 1 else np.moveaxis(array, axis, -1))
+    return moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
 
 
 def _restored(flat, shape, axis):
     """The 2-D ``flat`` (axis last) back to ``shape`` with ``axis`` in place, C-contiguous."""
     moved_shape = shape[:axis] + shape[axis + 1 :] + (shape[axis],)
+    if axis == len(shape) - 1:
+        return flat.reshape(moved_shape)
     return np.ascontiguousarray(np.moveaxis(flat.reshape(moved_shape), -1, axis))
 
 
