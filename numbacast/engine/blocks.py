@@ -78,6 +78,15 @@ class QuantizePlan:
     lanes: int
     partial: bool
 
+    def loops(self, any_blocks, whole_blocks, both):
+        """Which of three implementations of a task's loop the plan compiles
+        in: ``any_blocks`` (blocks of any size, one by one) when it has no
+        lanes, ``whole_blocks`` (by its lanes) when every block is whole,
+        else ``both`` (the second, then the first for what is left)."""
+        if self.lanes == 0:
+            return any_blocks
+        return both if self.partial else whole_blocks
+
 
 constant_type(QuantizePlan)
 
@@ -366,11 +375,11 @@ def _overload_task_amaxes(line, size, out, plan):
     compiled = constant_of(plan, QuantizePlan)
     if compiled is None:
         return None
-    if compiled.lanes == 0:
-        return lambda line, size, out, plan: _amaxes_from(line, size, out, 0)
-    if not compiled.partial:
-        return lambda line, size, out, plan: amaxes_by_lanes(line, out, plan)
-    return lambda line, size, out, plan: _amaxes_from(line, size, out, amaxes_by_lanes(line, out, plan))
+    return compiled.loops(
+        lambda line, size, out, plan: _amaxes_from(line, size, out, 0),
+        lambda line, size, out, plan: amaxes_by_lanes(line, out, plan),
+        lambda line, size, out, plan: _amaxes_from(line, size, out, amaxes_by_lanes(line, out, plan)),
+    )
 
 
 def amaxes_by_lanes(line, out, plan):
@@ -495,7 +504,6 @@ def _overload_encode_task(line, out, weights, per_block, size, src, start, conve
     task = constant_of(plan, QuantizePlan)
     if task is None:
         return None
-    lanes, partial = task.lanes, task.partial
 
     def whole(line, out, weights, per_block, size, src, start, conversion, block, key, plan):
         _encode_whole_blocks(line, out, per_block, size, src, start, conversion, block, key, plan)
@@ -509,9 +517,7 @@ def _overload_encode_task(line, out, weights, per_block, size, src, start, conve
         else:
             _encode_by_weights(line, out, weights, per_block, size, src, start, conversion, block, key)
 
-    if lanes == 0:
-        return by_weights
-    return either if partial else whole
+    return task.loops(by_weights, whole, either)
 
 
 @helper_njit(forceinline=True)
