@@ -134,22 +134,17 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
 @cached_njit(nogil=True)
 def _block(b, src, dst, conversion, key, starts, row_length, random):
     """Elements ``b * BLOCK`` to ``(b + 1) * BLOCK`` by :func:`_fast_run`, run
-    by run (:func:`_run_at`); then, if any needs it, those by the full
+    by run (:func:`_run_at`, :func:`_past`); then, if any needs it, those by the full
     encoder (:func:`_settle_block`)."""
     first = b * BLOCK
     end = smaller(first + BLOCK, src.size)
     least = np.uint32(1)  # the least settled() of the block
-    k = first
-    row = k // row_length
-    column = k - row * row_length
+    k, row, column = _position(first, row_length)
     while k < end:
         m, hi, lo = _run_at(k, end, row, column, starts, row_length)
         read_ahead(src, k, k + m)
         least = smaller(least, _fast_run(src, dst, k, m, conversion, key, hi, lo, random))
-        k += m
-        column += m
-        if column == row_length:
-            row, column = row + 1, 0
+        k, row, column = _past(k, m, row, column, row_length)
     if least == 0:
         _settle_block(first, end, src, dst, conversion, key, starts, row_length, random)
 
@@ -171,21 +166,33 @@ def _run_at(k, end, row, column, starts, row_length):
 
 
 @helper_njit
+def _position(k, row_length):
+    """``(k, row, column)`` of the element ``k`` of a C-ordered array of rows of ``row_length``."""
+    row = k // row_length
+    return k, row, k - row * row_length
+
+
+@helper_njit
+def _past(k, m, row, column, row_length):
+    """:func:`_position` of the element ``m`` on from ``k`` (in ``row`` at
+    ``column``), within or just past that row: no division."""
+    column += m
+    if column == row_length:
+        return k + m, row + 1, 0
+    return k + m, row, column
+
+
+@helper_njit
 def _settle_block(first, end, src, dst, conversion, key, starts, row_length, random):
     """Elements ``first`` to ``end`` of :func:`_block` that its fast encoder
     may have rounded wrongly, by the full encoder, run by run
     (:func:`_settle_run`; a function apart from the block's loop: in it,
     that loop ran 1-3% slower)."""
-    k = first
-    row = k // row_length
-    column = k - row * row_length
+    k, row, column = _position(first, row_length)
     while k < end:
         m, hi, lo = _run_at(k, end, row, column, starts, row_length)
         _settle_run(src, dst, k, m, conversion, key, hi, lo, random)
-        k += m
-        column += m
-        if column == row_length:
-            row, column = row + 1, 0
+        k, row, column = _past(k, m, row, column, row_length)
 
 
 @helper_njit
