@@ -363,11 +363,46 @@ def test_same_seed_same_bits_with_dask_chunks(grid):
     assert lazy.compute().tobytes() == given.tobytes()
 
 
+def test_the_generator_is_the_one_the_rules_write_out():
+    """The seed's key and each element's 64 random bits are the formulas of
+    the rules page, spelt here from its text: SplitMix64 twice for the key,
+    the two-round hash ``h`` for the number.  Rule: docs/rules.md#rule-stochastic-reproducible"""
+    from numba import njit
+
+    from numbacast.engine.rounding import random64, random64_py
+
+    compiled = njit(lambda key, i: random64(key, i))
+    m32, m64 = 2**32 - 1, 2**64 - 1
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m64
+        return z ^ (z >> 31)
+
+    def h(x):
+        x ^= x >> 16
+        x = (x * 0x21F0AAAD) & m32
+        x ^= x >> 15
+        x = (x * 0xD35A2D97) & m32
+        return x ^ (x >> 15)
+
+    for seed in (0, 41, 2**64 - 1):
+        key = mix((mix(seed) + 0x9E3779B97F4A7C15) & m64)
+        assert seed_key(seed) == key
+        k1, k2 = key & m32, key >> 32
+        k3 = h(k1 ^ k2 ^ 0x9E3779B9)
+        for i in (0, 1, 2**16 - 1, 2**16, 2**32 - 1, 2**32 + 5, 2**63 + 2**40 + 3):
+            lo, hi = i & m32, i >> 32
+            expected = h(lo ^ h(hi ^ k1)) << 32 | h(h(lo ^ h(hi ^ k2)) ^ k3)
+            assert random64_py(key, i) == expected
+            assert int(compiled(np.uint64(key), np.uint64(i))) == expected
+
+
 @pytest.mark.parametrize("bits", [64, 8])
 @pytest.mark.parametrize("offset", [3 * 2**17 - 1500, 2**32 - 1500])
 def test_the_generator_across_its_windows_and_the_high_index_bits(offset, bits):
     """The kernel draws the numbers of consecutive indices by runs inside
-    windows of 2**17 of the generator (and of 2**32, where the index's high
+    windows of 2**16 of the generator (and of 2**32, where the index's high
     bits change): a chunk whose indices cross such a boundary, placed by
     Dask after ``offset`` elements of a lazy array never computed, gets the
     numbers of the generator's Python reference for its indices, in the fast

@@ -78,10 +78,13 @@ _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 _MASK64 = (1 << 64) - 1
 _MASK32 = (1 << 32) - 1
-# The random numbers come from "triple32" (C. Wellons' hash prospector, 2018),
-# a bijection of 32-bit integers with near-ideal avalanche: 32-bit multiplies,
-# which vector units have, where 64-bit ones are emulated.
-_T1, _T2, _T3 = 0xED5AD4BB, 0xAC4C1B51, 0x31848BAB
+# The random numbers come from a two-round xorshift-multiply hash of 32-bit
+# integers, a bijection (every step can be undone) with the lowest avalanche
+# bias known for its construction: the shifts and multipliers TheIronBorn
+# found by search for C. Wellons' hash prospector.  It uses 32-bit
+# multiplies, which vector units have, where 64-bit ones are emulated; two
+# of them an element where a three-round hash takes three.
+_H1, _H2 = 0x21F0AAAD, 0xD35A2D97
 
 
 @register_jitable
@@ -93,16 +96,14 @@ def mix64_py(z):
     return z ^ (z >> 31)
 
 
-def triple32_py(x):
-    """triple32 on a Python int (mod 2**32)."""
+def hash32_py(x):
+    """:func:`hash32` on a Python int (mod 2**32)."""
     x &= _MASK32
-    x ^= x >> 17
-    x = (x * _T1) & _MASK32
-    x ^= x >> 11
-    x = (x * _T2) & _MASK32
+    x ^= x >> 16
+    x = (x * _H1) & _MASK32
     x ^= x >> 15
-    x = (x * _T3) & _MASK32
-    return x ^ (x >> 14)
+    x = (x * _H2) & _MASK32
+    return x ^ (x >> 15)
 
 
 @register_jitable
@@ -115,32 +116,32 @@ def seed_key(seed):
 def random64_py(key, index):
     """:func:`random64` in Python (the reference of the tests and the docs)."""
     k1, k2 = key & _MASK32, key >> 32
-    k3 = triple32_py(k1 ^ k2 ^ 0x9E3779B9)
+    k3 = hash32_py(k1 ^ k2 ^ 0x9E3779B9)
     lo, hi = index & _MASK32, index >> 32
-    top = triple32_py(lo ^ triple32_py(hi ^ k1))
-    bottom = triple32_py(triple32_py(lo ^ triple32_py(hi ^ k2)) ^ k3)
+    top = hash32_py(lo ^ hash32_py(hi ^ k1))
+    bottom = hash32_py(hash32_py(lo ^ hash32_py(hi ^ k2)) ^ k3)
     return top << 32 | bottom
 
 
-#: The shift of triple32's first step.
-_FIRST_SHIFT = 17
+#: The shift of :func:`hash32`'s first step.
+_FIRST_SHIFT = 16
 
 
 @_jit
-def triple32(x):
+def hash32(x):
+    """The generator's hash of a 32-bit integer: ``x ^= x >> 16; x *= 0x21F0AAAD;
+    x ^= x >> 15; x *= 0xD35A2D97; x ^= x >> 15`` (mod 2**32)."""
     x = np.uint32(x)
-    return _triple32_rest(np.uint32(x ^ (x >> np.uint32(_FIRST_SHIFT))))
+    return _hash32_rest(np.uint32(x ^ (x >> np.uint32(_FIRST_SHIFT))))
 
 
 @_jit
-def _triple32_rest(x):
-    """triple32 after its first step ``x ^= x >> 17``."""
-    x = np.uint32(x * np.uint32(_T1))
-    x = np.uint32(x ^ (x >> np.uint32(11)))
-    x = np.uint32(x * np.uint32(_T2))
+def _hash32_rest(x):
+    """:func:`hash32` after its first step ``x ^= x >> 16``."""
+    x = np.uint32(x * np.uint32(_H1))
     x = np.uint32(x ^ (x >> np.uint32(15)))
-    x = np.uint32(x * np.uint32(_T3))
-    return np.uint32(x ^ (x >> np.uint32(14)))
+    x = np.uint32(x * np.uint32(_H2))
+    return np.uint32(x ^ (x >> np.uint32(15)))
 
 
 @_jit
@@ -155,14 +156,14 @@ def random64(key, index):
 @_jit
 def random64_run(key, hi, lo):
     """:func:`random64` of the index ``hi * 2**32 + lo``.  With the key's halves
-    ``k1``, ``k2`` and ``k3 = triple32(k1 ^ k2 ^ 0x9E3779B9)``, the top half is
-    ``triple32(lo ^ triple32(hi ^ k1))`` and the bottom half
-    ``triple32(triple32(lo ^ triple32(hi ^ k2)) ^ k3)``.  Each half is a
+    ``k1``, ``k2`` and ``k3 = hash32(k1 ^ k2 ^ 0x9E3779B9)``, the top half is
+    ``hash32(lo ^ hash32(hi ^ k1))`` and the bottom half
+    ``hash32(hash32(lo ^ hash32(hi ^ k2)) ^ k3)``.  Each half is a
     bijection of ``lo`` for a given ``hi``: no two of 2**32 consecutive
     elements share their top 32 bits.  Computed as :func:`random64_window`
     of the :func:`window_keys` of ``lo``'s window: in a loop over the
     ``lo`` of one window, with ``hi`` and the key fixed, everything but the
-    last two or three ``triple32`` (less their first steps) is computed
+    last two or three :func:`hash32` (less their first steps) is computed
     once; a rounding that needs at most 32 random bits (FLOAT sources into
     every narrow format, in the normal range) computes the top half only."""
     return random64_window(window_keys(key, hi, lo), lo)
@@ -177,18 +178,18 @@ WINDOW_BITS = _FIRST_SHIFT
 def window_keys(key, hi, lo):
     """What :func:`random64_window` takes for the indices ``hi * 2**32 + lo'``
     whose ``lo'`` has the bits of ``lo`` above :data:`WINDOW_BITS`: with
-    ``a = triple32(hi ^ k1)`` and ``b = triple32(hi ^ k2)``, the first step
-    of ``triple32(lo' ^ a)``, ``x ^ (x >> 17)``, is ``lo' ^ a ^ ((lo ^ a) >> 17)``
+    ``a = hash32(hi ^ k1)`` and ``b = hash32(hi ^ k2)``, the first step
+    of ``hash32(lo' ^ a)``, ``x ^ (x >> 16)``, is ``lo' ^ a ^ ((lo ^ a) >> 16)``
     for all of them (the shift sees only the bits they share), so a loop
     over a window XORs once where the step takes a shift and two XORs; and
     likewise for ``b``.  ``(a', b', k3)``."""
     key = np.uint64(key)
     k1 = np.uint32(key & np.uint64(_MASK32))
     k2 = np.uint32(key >> np.uint64(32))
-    k3 = triple32(np.uint32(k1 ^ k2 ^ np.uint32(0x9E3779B9)))
+    k3 = hash32(np.uint32(k1 ^ k2 ^ np.uint32(0x9E3779B9)))
     lo, shift = np.uint32(lo), np.uint32(_FIRST_SHIFT)
-    a = triple32(np.uint32(np.uint32(hi) ^ k1))
-    b = triple32(np.uint32(np.uint32(hi) ^ k2))
+    a = hash32(np.uint32(np.uint32(hi) ^ k1))
+    b = hash32(np.uint32(np.uint32(hi) ^ k2))
     return np.uint32(a ^ ((lo ^ a) >> shift)), np.uint32(b ^ ((lo ^ b) >> shift)), k3
 
 
@@ -198,8 +199,8 @@ def random64_window(keys, lo):
     :func:`window_keys` of ``hi`` and of an ``lo`` in the same window."""
     a, b, k3 = keys
     lo = np.uint32(lo)
-    top = _triple32_rest(np.uint32(lo ^ a))
-    bottom = triple32(np.uint32(_triple32_rest(np.uint32(lo ^ b)) ^ k3))
+    top = _hash32_rest(np.uint32(lo ^ a))
+    bottom = hash32(np.uint32(_hash32_rest(np.uint32(lo ^ b)) ^ k3))
     return np.uint64(np.uint64(np.uint64(top) << np.uint64(32)) | np.uint64(bottom))
 
 
