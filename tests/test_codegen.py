@@ -147,6 +147,14 @@ LANES_PROBE = textwrap.dedent("""
     for kernel in (kernels.parallel_kernel, stochastic._block):
         for signature in kernel.signatures:
             packs[str(signature)] = len(re.findall(r"\\bvpackuswb\\b", kernel.inspect_asm(signature)))
+    from numbacast import mx
+    from numbacast.engine import blocks
+
+    for fmt, options in [("mxfp8_e4m3", {}), ("mxfp4_e2m1", {"rounding": "stochastic", "seed": 1}),
+                         ("mxfp8_e4m3", {"rounding": "toward_zero"}), ("nvfp4", {})]:
+        mx.quantize(x, fmt, **options)
+        signature = blocks.quantize_kernel.signatures[-1]
+        packs[f"{fmt} {options}"] = len(re.findall(r"\\bvpackuswb\\b", blocks.quantize_kernel.inspect_asm(signature)))
     print(json.dumps(packs))
 """)
 
@@ -158,15 +166,19 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     by shuffles).  Every hinted loop is vectorised: LLVM prints a remark on
     standard error for a hinted loop it could not vectorise, and there is none
     (nearest-even, a directed mode, stochastic rounding with all random bits and
-    with 8, into ONNX and user-defined formats, and FLOAT16, not hinted)."""
+    with 8, into ONNX and user-defined formats, and FLOAT16, not hinted).
+    So are MX quantisation's whole blocks of 32 (to nearest and stochastic,
+    not a directed mode's or NVFP4's blocks, whose loops are not hinted)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
     done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
     assert done.stderr == ""
     packs = json.loads(done.stdout)
-    assert len(packs) == 16
+    assert len(packs) == 20
     for kernel, count in packs.items():
-        if "float16" not in kernel:
+        if "float16" not in kernel and "toward_zero" not in kernel and "nvfp4" not in kernel:
             assert count > 0, kernel
+    # the whole blocks' loop packs where it is hinted, not in a directed mode (one pack elsewhere)
+    assert packs["mxfp8_e4m3 {}"] > packs["mxfp8_e4m3 {'rounding': 'toward_zero'}"]
 
 
 def test_the_element_loops_of_float_into_one_byte_codes_ask_for_32_lanes():

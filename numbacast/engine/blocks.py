@@ -55,6 +55,7 @@ from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .prefetch import read_ahead
 from .rounding import random64
 from .stochastic import convert_random
+from .vector_width import element_loop
 
 FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
 
@@ -168,6 +169,11 @@ def nvfp4_divisor(scale, tensor_scale):
     return np.float64(np.float32(scale * tensor_scale))
 
 
+#: The roundings an MX block's elements are scaled for by a plain product
+#: (:func:`scaled`; the others keep a product that underflows nonzero).
+_PLAIN_PRODUCT = ("nearest_even", "nearest_away")
+
+
 def scaled(x, weight, conversion, block):
     """``x`` scaled by its block's weight (see :func:`block_scale`), in the element
     conversion's source type (``@njit`` only): a product for MX, a quotient
@@ -181,11 +187,10 @@ def scaled(x, weight, conversion, block):
 def _overload_scaled(x, weight, conversion, block):
     if not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
-    c = conversion.conversion
     real = _real(conversion)
     if block.conversion.target is not FLOAT8E8M0:  # NVFP4: divided by the block's divisor
         return lambda x, weight, conversion, block: real(x) / weight
-    if c.rounding in ("nearest_even", "nearest_away"):
+    if conversion.conversion.rounding in _PLAIN_PRODUCT:
         return lambda x, weight, conversion, block: real(x) * weight
     tiny = real(np.finfo(real).smallest_subnormal)
 
@@ -445,9 +450,24 @@ def encode_block(line, out, base, weight, plan, conversion, block, key, start):
 @overload(encode_block, jit_options=OVERLOAD_OPTIONS)
 def _overload_encode_block(line, out, base, weight, plan, conversion, block, key, start):
     lanes = getattr(constant_of(plan, QuantizePlan), "lanes", None)
-    if lanes not in LANES:
+    if lanes not in LANES or not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
-    width = np.uint64(lanes)
+    encode = _block_loop(np.uint64(lanes))
+    rounding = conversion.conversion.rounding
+    if block.conversion.target is not FLOAT8E8M0 or not (rounding in _PLAIN_PRODUCT or rounding == "stochastic"):
+        return encode
+    # In the lanes of the kernel's element loops (32 for FLOAT into bytes):
+    # the block's codes narrowed to bytes by packs into one store, where 4
+    # registers of 8 took 5 instructions each; MX quantisation with AVX2
+    # code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code 0.98-1.0x.
+    # Not for NVFP4's division (3.5x slower) or a directed rounding's
+    # branch for a product that underflows (1.3x slower).
+    encode.__qualname__ += "_in_lanes"  # the name the loop hint finds it by
+    return element_loop(encode)
+
+
+def _block_loop(width):
+    """:func:`encode_block`'s loop over ``width`` elements (a new function each call)."""
 
     def encode(line, out, base, weight, plan, conversion, block, key, start):
         for j in range(width):

@@ -82,14 +82,15 @@ def prefer_wide_vectors(module):
 _ELEMENT_LOOPS: set = set()
 
 
-def element_loop(dispatcher):
-    """Mark the ``@njit`` function of ``dispatcher`` as an element loop (see
-    the module's text): its loops take the lanes of the kernel compiling it.
-    Returns ``dispatcher``."""
-    function = dispatcher.py_func
+def element_loop(compiled):
+    """Mark ``compiled``, an ``@njit`` dispatcher or the function an
+    ``@overload`` returns, as an element loop (see the module's text): its
+    loops take the lanes of the kernel compiling it.  Functions are told
+    apart by their qualified names.  Returns ``compiled``."""
+    function = getattr(compiled, "py_func", compiled)
     qualified = itanium_mangler.mangle_identifier(f"{function.__module__}.{function.__qualname__}")
     _ELEMENT_LOOPS.add("_Z" + qualified.removesuffix("E"))  # then its ABI tags ("B") or its arguments ("E")
-    return dispatcher
+    return compiled
 
 
 def _is_element_loop(function):
