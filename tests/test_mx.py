@@ -59,6 +59,22 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     assert np.array_equal(mx.dequantize(q), (q.elements.astype(np.float64) * divisor).astype(F32))
 
 
+def test_nvfp4_elements_round_the_float32_quotient():
+    """An element is the float32 quotient x / d rounded to FLOAT4E2M1, as
+    torchao computes it, not x / d rounded once: here x / d lies just below
+    the midpoint 0.75 and its float32 quotient on it, which ties to 1.0.
+    Rule: docs/rules.md#rule-mx-nvfp4"""
+    from fractions import Fraction
+
+    d = F32(1 + 2**-23)
+    x = np.zeros(16, F32)
+    x[:2] = [6.0, F32(0.75) + F32(2**-24)]
+    q = mx.quantize(x, "nvfp4", tensor_scale=d)
+    assert (codes(q.scales)[0], float(q.tensor_scale)) == (0x38, float(d))  # block scale 1.0, divisor d
+    assert Fraction(float(x[1])) / Fraction(float(d)) < Fraction(3, 4) and x[1] / d == F32(0.75)
+    assert q.elements.astype(F32)[:2].tolist() == [6.0, 1.0]
+
+
 @pytest.mark.parametrize("where", [0, 70_000, -1])
 def test_nvfp4_tensor_scale_of_a_large_array_holding_nan_is_one(where):
     """The tensor amax of an array long enough for the parallel loops is NaN

@@ -76,3 +76,36 @@ def test_where_torchao_differs():
         q.elements[1, 0] == np.float32(2.0**-3)
         and float(torch.from_numpy(data[1:, :1]).view(torch.float8_e4m3fn)) == 2.0**-4
     )
+
+
+def torchao_nvfp4_codes(x, tensor_scale):
+    """(scale codes, element codes one per byte) of torchao's ``nvfp4_quantize``
+    with the per-tensor scale ``tensor_scale``."""
+    from torchao.prototype.mx_formats.kernels import unpack_uint4
+    from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize
+
+    scales, data = nvfp4_quantize(torch.from_numpy(x), 16, torch.tensor(float(tensor_scale)))
+    return scales.view(torch.uint8).numpy().reshape(x.shape[0], -1), unpack_uint4(data).numpy().reshape(x.shape)
+
+
+def test_nvfp4_random_blocks_match_torchao_and_where_they_differ():
+    """NVFP4 of random blocks: the same tensor scale, block scales and
+    elements as torchao's ``nvfp4_quantize``.  They part on rare elements:
+    torchao multiplies by ``(1 / tensor_scale) / scale`` in float32 where
+    numbacast divides by the divisor; for x = 0.75 + 2**-24 and divisor
+    1 + 2**-23 torchao's product rounds below 0.75 (element 0.5), the
+    float32 quotient onto it (a tie: 1.0).  Rule: docs/rules.md#rule-mx-nvfp4"""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((64, 1024)) * np.exp2(rng.integers(-6, 6, (64, 1024)))).astype(np.float32)
+    q = mx.quantize(x, "nvfp4")
+    scales, data = torchao_nvfp4_codes(x, q.tensor_scale)
+    assert np.array_equal(q.scales.view(np.uint8), scales)
+    assert np.array_equal(q.elements.view(np.uint8), data)
+    d = np.float32(1 + 2**-23)
+    x = np.zeros((1, 16), np.float32)
+    x[0, :2] = [6.0, np.float32(0.75) + np.float32(2**-24)]
+    q = mx.quantize(x, "nvfp4", tensor_scale=d)
+    scales, data = torchao_nvfp4_codes(x, d)
+    assert q.scales.view(np.uint8).tolist() == scales.tolist() == [[0x38]]
+    assert q.elements.astype(np.float32)[0, :2].tolist() == [6.0, 1.0]
+    assert data[0, :2].tolist() == [7, 1]  # 6.0 and 0.5
