@@ -37,8 +37,9 @@ def gfloat_codes(fi, values):
 def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     """tensor_scale = amax / (448 * 6) in float32; block scale = the block's
     amax / (6 * tensor_scale) rounded to FLOAT8E4M3FN; divisor = block scale
-    * tensor_scale rounded to float32; elements = x / divisor rounded to
-    FLOAT4E2M1 (gfloat rounds both, ties to even, saturating); a block whose
+    * tensor_scale rounded to float32; elements = the float32 quotient
+    x / divisor rounded to FLOAT4E2M1 (gfloat rounds both, ties to even,
+    saturating); a block whose
     scale rounds to 0 holds zeros; dequantised values are element * divisor.
     Rule: docs/rules.md#rule-mx-nvfp4"""
     x = sample((64, 48), 3)
@@ -53,7 +54,7 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     assert np.array_equal(codes(q.scales), expected_scales)
     scale = (q.scales.astype(np.float64) * float(ts)).astype(F32).astype(np.float64)
     divisor = np.repeat(scale, 16, axis=1)
-    scaled = np.where(divisor == 0, x * 0.0, x / np.where(divisor == 0, 1, divisor))
+    scaled = np.where(divisor == 0, x * F32(0), x / np.where(divisor == 0, 1, divisor).astype(F32))
     assert np.array_equal(codes(q.elements), gfloat_codes(gformats.format_info_ocp_e2m1, scaled))
     assert (codes(q.scales)[1, 0], codes(q.elements)[1, :16].tolist()) == (0, [0] * 16)
     assert np.array_equal(mx.dequantize(q), (q.elements.astype(np.float64) * divisor).astype(F32))
