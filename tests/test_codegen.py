@@ -155,6 +155,9 @@ LANES_PROBE = textwrap.dedent("""
         mx.quantize(x, fmt, **options)
         signature = blocks.quantize_kernel.signatures[-1]
         packs[f"{fmt} {options}"] = len(re.findall(r"\\bvpackuswb\\b", blocks.quantize_kernel.inspect_asm(signature)))
+    mx.quantize(x, "mxfp8_e4m3", block_size=16)
+    asm = blocks.quantize_kernel.inspect_asm(blocks.quantize_kernel.signatures[-1])
+    packs["blocks of 16: vector products"] = len(re.findall(r"\\bvmulps\\b[^\\n]*%ymm", asm))
     print(json.dumps(packs))
 """)
 
@@ -168,16 +171,18 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     (nearest-even, a directed mode, stochastic rounding with all random bits and
     with 8, into ONNX and user-defined formats, and FLOAT16, not hinted).
     So are MX quantisation's whole blocks of 32 (to nearest and stochastic,
-    not a directed mode's or NVFP4's blocks, whose loops are not hinted)."""
+    not a directed mode's or NVFP4's blocks, or blocks of 16, whose loops are
+    not hinted)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
     done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
     assert done.stderr == ""
     packs = json.loads(done.stdout)
-    assert len(packs) == 20
+    assert len(packs) == 21
     for kernel, count in packs.items():
         if "float16" not in kernel and "toward_zero" not in kernel and "nvfp4" not in kernel:
             assert count > 0, kernel
-    # the whole blocks' loop packs where it is hinted, not in a directed mode (one pack elsewhere)
+    # the whole blocks' loop packs where it is hinted, not in a directed mode (one pack elsewhere);
+    # blocks of 16, not hinted, are in vector lanes (hinted with 32, they were not)
     assert packs["mxfp8_e4m3 {}"] > packs["mxfp8_e4m3 {'rounding': 'toward_zero'}"]
 
 

@@ -453,15 +453,17 @@ def _overload_encode_block(line, out, base, weight, plan, conversion, block, key
     if lanes not in LANES or not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
     encode = _block_loop(np.uint64(lanes))
-    rounding = conversion.conversion.rounding
-    if block.conversion.target is not FLOAT8E8M0 or not (rounding in _PLAIN_PRODUCT or rounding == "stochastic"):
+    c = conversion.conversion
+    product = c.rounding in _PLAIN_PRODUCT or c.stochastic
+    if block.conversion.target is not FLOAT8E8M0 or not product or lanes != c.loop_lanes:
         return encode
     # In the lanes of the kernel's element loops (32 for FLOAT into bytes):
     # the block's codes narrowed to bytes by packs into one store, where 4
     # registers of 8 took 5 instructions each; MX quantisation with AVX2
     # code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code 0.98-1.0x.
-    # Not for NVFP4's division (3.5x slower) or a directed rounding's
-    # branch for a product that underflows (1.3x slower).
+    # Not for NVFP4's division (3.5x slower), a directed rounding's branch
+    # for a product that underflows (1.3x slower), or blocks of 16 (not
+    # vectorised at all: 5.4x slower).
     encode.__qualname__ += "_in_lanes"  # the name the loop hint finds it by
     return element_loop(encode)
 
