@@ -39,8 +39,8 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
     amax / (6 * tensor_scale) rounded to FLOAT8E4M3FN; divisor = block scale
     * tensor_scale rounded to float32; elements = the float32 quotient
     x / divisor rounded to FLOAT4E2M1 (gfloat rounds both, ties to even,
-    saturating); a block whose
-    scale rounds to 0 holds zeros; dequantised values are element * divisor.
+    saturating); a block whose scale rounds to 0 holds zeros; dequantised
+    values are element * divisor.
     Rule: docs/rules.md#rule-mx-nvfp4"""
     x = sample((64, 48), 3)
     x[0] = 0.0
@@ -61,10 +61,10 @@ def test_nvfp4_follows_its_recipe_with_gfloat_rounding():
 
 
 def test_nvfp4_elements_round_the_float32_quotient():
-    """An element is the float32 quotient x / d rounded to FLOAT4E2M1, as
-    torchao computes it, not x / d rounded once: here x / d lies just below
-    the midpoint 0.75 and its float32 quotient on it, which ties to 1.0.
-    Rule: docs/rules.md#rule-mx-nvfp4"""
+    """An element is the float32 quotient x / d rounded to FLOAT4E2M1, not
+    x / d rounded once: here x / d lies just below the midpoint 0.75 and its
+    float32 quotient on it, which ties to 1.0 (torchao gives 0.5 there, see
+    tests/test_mx_torchao.py).  Rule: docs/rules.md#rule-mx-nvfp4"""
     from fractions import Fraction
 
     d = F32(1 + 2**-23)
