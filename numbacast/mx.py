@@ -190,16 +190,15 @@ def quantize(
     if rounding == "stochastic":
         key = run.seed_key(secrets.randbits(64) if seed is None else seed)
     src = _moved(array, axis)
-    scale, amaxes = np.float32(1.0), None
-    if block.tensor_scale and tensor_scale is None:  # one pass for the blocks' amaxes, the tensor's from them
-        amaxes = kernels.block_amaxes(src, block_size)
-        scale = kernels.tensor_scale_of(amaxes)
+    scale = np.float32(1.0)
+    if block.tensor_scale and tensor_scale is None:  # one pass for the tensor's largest magnitude
+        scale = kernels.tensor_scale_of(src, block_size)
     elif block.tensor_scale:
         scale = _check_tensor_scale(tensor_scale)
     elif tensor_scale is not None:
         raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
     conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
-    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key, amaxes)
+    codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
     scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
     elements = _restored(codes, array.shape, axis)
     if not block.integer_elements:

@@ -9,9 +9,8 @@ a straight run of vector instructions, :mod:`~numbacast.engine.lanes`), then
 the blocks' scales from them side by side, then every element of the task
 scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.
 NVFP4's default tensor scale needs the whole tensor's largest magnitude
-before any block's scale: one pass first keeps every block's
-(:func:`block_amaxes`), the tensor's comes from them, and the quantising
-pass takes them instead of reducing each block again.
+before any block's scale: one pass first takes it (:func:`tensor_amax`,
+one value a task), then the quantising pass as for every format.
 
 Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
 FLOAT8E4M3FN (NVFP4) of a value derived from the block's largest magnitude,
@@ -544,12 +543,10 @@ def _overload_encode_task(line, out, weights, per_block, size, src, start, conve
 
 @helper_njit(forceinline=True)
 def _quantize_task(
-    t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, amaxes, scratch, per_block
+    t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, scratch, per_block
 ):
     """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
-    of its blocks (into ``per_block``, or taken from ``amaxes`` when it is
-    not None: :func:`block_amaxes`, which NVFP4's tensor scale came from),
-    then their scales side by side (by the rule compiled in; a loop of
+    of its blocks (into ``per_block``), then their scales side by side (by the rule compiled in; a loop of
     scalar steps that overlap from block to block), then the elements scaled
     by their block's weight and rounded (:func:`encode_task`, by the loops
     ``plan`` compiles in: whole blocks of 16 or 32 by
@@ -572,11 +569,7 @@ def _quantize_task(
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
-    if amaxes is None:
-        task_amaxes(line, size, per_block[: b1 - b0], plan)
-    else:
-        for i in range(b1 - b0):  # (a slice assignment compiles Numba's shape-mismatch message: 2 s)
-            per_block[i] = amaxes[row, b0 + i]
+    task_amaxes(line, size, per_block[: b1 - b0], plan)
     for i in range(b1 - b0):
         codes[i], per_block[i] = block_scale(
             per_block[i], block, conversion, plan, unscale, largest, half_step, tensor_scale
@@ -594,7 +587,7 @@ def _quantize_task(
 
 
 @cached_njit(parallel=True, nogil=True)
-def quantize_kernel(src, elements, scales, block, conversion, plan, params, key, amaxes):
+def quantize_kernel(src, elements, scales, block, conversion, plan, params, key):
     """Every block of ``src`` quantised, parallel over tasks of whole blocks
     (:data:`TASK_ELEMENTS`): ``src`` a 2-D C-contiguous float32 or float64
     array cut along its rows, ``elements`` its codes (uint8, int8 for MXINT8),
@@ -602,8 +595,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key,
     the scale's conversion and ``conversion`` the elements', ``plan`` a
     :class:`QuantizePlan`, ``params`` =
     ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
-    of stochastic rounding, ``amaxes`` None or the blocks' largest magnitudes
-    (NVFP4's, from :func:`block_amaxes`)."""
+    of stochastic rounding."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, params[0])
     flat_src, flat_elements = src.reshape(-1), elements.reshape(-1)
@@ -625,7 +617,6 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key,
                 plan,
                 params,
                 key,
-                amaxes,
                 scratch,
                 per_block,
             )
@@ -699,27 +690,27 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
 
 
 @cached_njit(parallel=True, nogil=True)
-def block_amax_kernel(src, block_size, amaxes, plan):
-    """The largest magnitude of each block of ``src`` (2-D C-contiguous, cut
-    along its rows) into ``amaxes`` (one per block of each row, of the
-    type of ``src``: exact), parallel over the tasks of :func:`quantize_kernel`
-    (by the loops of ``plan``, a :class:`QuantizePlan`)."""
+def tensor_amax_kernel(src, block_size, maxima):
+    """The largest magnitude of each task of :func:`quantize_kernel` in
+    ``src`` (2-D C-contiguous, cut along its rows) into ``maxima`` (float64,
+    one a task; NaN for a task holding one), parallel: NVFP4's first pass,
+    which reads the tensor and writes next to nothing."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, block_size)
     flat = src.reshape(-1)
     for t in prange(rows * per_row):
-        row, b0, b1, first, last = _task_span(t, per_row, group, amaxes.shape[1], n, block_size)
+        row, b0, b1, first, last = _task_span(t, per_row, group, (n + block_size - 1) // block_size, n, block_size)
         start = row * n + first
-        task_amaxes(flat[start : start + last - first], block_size, amaxes[row, b0:b1], plan)
+        maxima[t] = block_amax(flat[start : start + last - first])
 
 
 #: ``(serial, parallel)`` compilations of each loop, for :func:`~numbacast.engine.kernels.split_run`.
-quantize_serial, dequantize_serial, block_amax_serial = map(
-    serial_version, (quantize_kernel, dequantize_kernel, block_amax_kernel)
+quantize_serial, dequantize_serial, tensor_amax_serial = map(
+    serial_version, (quantize_kernel, dequantize_kernel, tensor_amax_kernel)
 )
 QUANTIZE = (quantize_serial, quantize_kernel)
 DEQUANTIZE = (dequantize_serial, dequantize_kernel)
-BLOCK_AMAXES = (block_amax_serial, block_amax_kernel)
+TENSOR_AMAX = (tensor_amax_serial, tensor_amax_kernel)
 
 
 @register_jitable(**OVERLOAD_OPTIONS)
@@ -733,33 +724,32 @@ def scale_of_tensor_amax(amax):
     return value
 
 
+@register_jitable
+def _task_maxima(src, block_size):
+    """An array for :func:`tensor_amax_kernel`'s maxima of ``src``, one a task."""
+    rows, n = src.shape
+    return np.empty(rows * _tasks(rows, n, block_size)[1], np.float64)
+
+
 @cached_njit(nogil=True)
-def nvfp4_tensor_scale(amaxes):
+def nvfp4_tensor_scale(src, block_size):
     """NVFP4's default per-tensor scale (:func:`scale_of_tensor_amax`) of
-    the blocks' largest magnitudes ``amaxes`` (flat; :func:`block_amaxes_any`),
-    for ``@njit`` code: their largest by :func:`block_amax` (a sixteenth of
-    the input, one loop), as :func:`tensor_scale_of` takes it in Python."""
-    return scale_of_tensor_amax(block_amax(amaxes))
-
-
-@cached_njit(nogil=True)
-def block_amaxes_any(src, block_size, plan):
-    """:func:`block_amaxes` for ``@njit`` code."""
-    amaxes = np.empty((src.shape[0], (src.shape[1] + block_size - 1) // block_size), src.dtype)
+    ``src``, for ``@njit`` code: as :func:`tensor_scale_of` in Python."""
+    maxima = _task_maxima(src, block_size)
     if src.size < PARALLEL_MIN:
-        block_amax_serial(src, block_size, amaxes, plan)
+        tensor_amax_serial(src, block_size, maxima)
     else:
-        block_amax_kernel(src, block_size, amaxes, plan)
-    return amaxes
+        tensor_amax_kernel(src, block_size, maxima)
+    return scale_of_tensor_amax(block_amax(maxima))
 
 
 @cached_njit(nogil=True)
-def quantize_any(src, elements, scales, block, conversion, plan, params, key, amaxes):
+def quantize_any(src, elements, scales, block, conversion, plan, params, key):
     """:func:`quantize_kernel` or its serial twin by the size of ``src``, for ``@njit`` code."""
     if src.size < PARALLEL_MIN:
-        quantize_serial(src, elements, scales, block, conversion, plan, params, key, amaxes)
+        quantize_serial(src, elements, scales, block, conversion, plan, params, key)
     else:
-        quantize_kernel(src, elements, scales, block, conversion, plan, params, key, amaxes)
+        quantize_kernel(src, elements, scales, block, conversion, plan, params, key)
 
 
 @cached_njit(nogil=True)
@@ -771,24 +761,15 @@ def dequantize_any(elements, scales, out, scale_decode, element_decode, output, 
         dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
 
 
-def block_amaxes(src, block_size):
-    """The largest magnitude of each block of the 2-D C-contiguous ``src``
-    along its last axis (one pass over it, parallel): NVFP4's default
-    tensor scale comes from them (:func:`tensor_scale_of`), and
-    :func:`quantize_blocks` then takes them instead of taking
-    each block's again."""
-    rows, n = src.shape
-    amaxes = np.empty((rows, -(-n // block_size)), src.dtype)
-    split_run(BLOCK_AMAXES, src.size, src, np.int64(block_size), amaxes, quantize_plan(FLOOR, block_size, n))
-    return amaxes
-
-
-def tensor_scale_of(amaxes):
-    """NVFP4's default tensor scale (:func:`scale_of_tensor_amax`) from
-    Python, of the blocks' largest magnitudes ``amaxes`` (:func:`block_amaxes`,
-    a sixteenth of the input): their largest by NumPy (NaN when one is NaN),
-    with no kernel to compile on a first call."""
-    return scale_of_tensor_amax(float(np.max(amaxes)) if amaxes.size else 0.0)
+def tensor_scale_of(src, block_size):
+    """NVFP4's default tensor scale (:func:`scale_of_tensor_amax`) of the 2-D
+    C-contiguous ``src``, from Python: its largest magnitude by
+    :func:`tensor_amax_kernel` (one pass, parallel over the tasks of the
+    quantisation of blocks of ``block_size``) and the tasks' largest by
+    NumPy (NaN when one is NaN)."""
+    maxima = _task_maxima(src, block_size)
+    split_run(TENSOR_AMAX, src.size, src, np.int64(block_size), maxima)
+    return scale_of_tensor_amax(float(np.max(maxima)) if maxima.size else 0.0)
 
 
 def quantize_parameters(fmt: BlockFormat, block_size, tensor_scale):
@@ -809,16 +790,15 @@ def dequantizing(fmt: BlockFormat, output: OnnxType):
     return decoding(INT8 if fmt.integer_elements else fmt.element, real), unit, Conversion.make(real, output)
 
 
-def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0, amaxes=None):
+def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
     """``(elements, scales)`` of the 2-D C-contiguous float32 or float64 array
-    ``src`` quantised to ``fmt`` along its last axis (see the module's text);
-    ``amaxes`` the blocks' :func:`block_amaxes`, when already taken."""
+    ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
     params = quantize_parameters(fmt, block_size, tensor_scale)
     plan = quantize_plan(rule, block_size, n)
-    args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, np.uint64(key), amaxes)
+    args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, np.uint64(key))
     split_run(QUANTIZE, src.size, *args)
     return elements, scales
 

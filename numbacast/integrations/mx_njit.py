@@ -38,25 +38,24 @@ def _last_axis(axis, ndim):
 
 
 @register_jitable
-def _nvfp4_tensor_part(src, block_size, tensor_scale, plan):
-    """NVFP4's default ``(tensor scale, the blocks' amaxes)``: one pass for the amaxes, the tensor's from them."""
-    amaxes = blocks.block_amaxes_any(src, block_size, plan)
-    return blocks.nvfp4_tensor_scale(amaxes.reshape(-1)), amaxes
+def _nvfp4_tensor_part(src, block_size, tensor_scale):
+    """NVFP4's default tensor scale: one pass for the tensor's largest magnitude."""
+    return blocks.nvfp4_tensor_scale(src, block_size)
 
 
 @register_jitable
-def _given_tensor_part(src, block_size, tensor_scale, plan):
-    """NVFP4 with the caller's tensor scale, checked: the amaxes are taken block by block."""
+def _given_tensor_part(src, block_size, tensor_scale):
+    """NVFP4 with the caller's tensor scale, checked."""
     scale = np.float32(tensor_scale)
     if not (scale > 0 and scale < np.inf):
         raise ValueError("tensor_scale must be a positive finite float32")
-    return scale, None
+    return scale
 
 
 @register_jitable
-def _no_tensor_part(src, block_size, tensor_scale, plan):
-    """An MX format's: no tensor scale (1.0), amaxes taken block by block."""
-    return np.float32(1.0), None
+def _no_tensor_part(src, block_size, tensor_scale):
+    """An MX format's: no tensor scale (1.0)."""
+    return np.float32(1.0)
 
 
 def _tensor_part(block_format_, tensor_scale):
@@ -132,7 +131,7 @@ def _overload_quantize(
         rows = x.size // n if n > 0 else 0
         src = np.ascontiguousarray(x).reshape((rows, n))
         nb = (n + size - 1) // size
-        scale, amaxes = tensor_part(src, size, tensor_scale, plan)
+        scale = tensor_part(src, size, tensor_scale)
         elements = np.empty(x.shape, element_dtype)
         scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
         params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
@@ -145,7 +144,6 @@ def _overload_quantize(
             plan,
             params,
             key_of(seed),
-            amaxes,
         )
         return Quantized(elements, scales, last, size, name, scale)
 
