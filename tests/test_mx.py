@@ -136,6 +136,20 @@ def test_special_blocks(name):
     assert np.isnan(d[[0, 3]]).all() and not np.isnan(d[1:3]).any()
 
 
+def test_element_casts_leave_out_the_nan_test_only_in_the_generated_nearest_even_encoders():
+    """The element conversions of the quantisation are NaN-free (a NaN block
+    is written as such, see test_special_blocks): the nearest-even encoders
+    drop their NaN test, the other roundings keep theirs, and the name that
+    keys compiled code says which."""
+    from numbacast.engine.blocks import element_conversion
+
+    fmt = BLOCK_FORMATS["mxfp8_e4m3"]
+    assert element_conversion(fmt, False).nan_free and str(element_conversion(fmt, True)).endswith(",nan_free=1)")
+    for rounding in ("toward_zero", "stochastic"):
+        assert not element_conversion(fmt, False, rounding=rounding).nan_free
+    assert not element_conversion(BLOCK_FORMATS["mxint8"], False).nan_free
+
+
 def test_saturate_false_and_subnormal_amax():
     """saturate=False: elements beyond the element type's range give what a
     cast without saturation gives (E5M2: inf).  A block of

@@ -107,9 +107,15 @@ E8M0_LOW, E8M0_HIGH = 0, 254
 @functools.cache
 def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=None, stochastic_bits=None):
     """The cast of a scaled value (FLOAT, or DOUBLE when ``wide``: the type
-    of the input) to ``fmt``'s element grid."""
+    of the input) to ``fmt``'s element grid, ``nan_free``: a NaN element
+    makes its block's scale NaN, and :func:`_quantize_task` writes every
+    element of such a block (:func:`nan_element`).  With AVX2 code the NaN
+    test was 3 of some 24 instructions a vector: MX quantisation 0.89-0.93x
+    the time without it."""
     source = DOUBLE if wide else FLOAT
-    return Conversion.make(source, fmt.grid, saturate, rounding=rounding, stochastic_bits=stochastic_bits)
+    return Conversion.make(
+        source, fmt.grid, saturate, rounding=rounding, stochastic_bits=stochastic_bits, nan_free=True
+    )
 
 
 @functools.cache
@@ -218,6 +224,22 @@ def _overload_encode_element(v, conversion, key, index):
         drop = np.uint64(64 - conversion.conversion.stochastic_bits)
         return lambda v, conversion, key, index: convert_random(v, conversion, random64(key, index) >> drop)
     return lambda v, conversion, key, index: convert(v, conversion)
+
+
+def nan_element(conversion, key, index):
+    """The code of a NaN element (``index`` for stochastic conversions) by
+    ``conversion`` with its NaN test, which an element conversion leaves
+    out (``@njit`` only)."""
+    raise TypeError("nan_element() is for @njit code")
+
+
+@overload(nan_element, jit_options=OVERLOAD_OPTIONS)
+def _overload_nan_element(conversion, key, index):
+    if not isinstance(conversion, ConversionType):
+        return None
+    tested = dataclasses.replace(conversion.conversion, nan_free=False)
+    nan = _real(conversion)(np.nan)
+    return lambda conversion, key, index: encode_element(nan, tested, key, index)
 
 
 def store_element(code, conversion):
@@ -580,10 +602,9 @@ def _quantize_task(
         nan_blocks |= per_block[b] != per_block[b]
     if nan_blocks:
         _spread(weights, per_block[: b1 - b0], size)
-        nan = in_source_type(np.nan, conversion)
         for k in range(line.size):
             if weights[k] != weights[k]:
-                out[k] = store_element(encode_element(nan, conversion, key, np.uint64(start + k)), conversion)
+                out[k] = store_element(nan_element(conversion, key, np.uint64(start + k)), conversion)
 
 
 @cached_njit(parallel=True, nogil=True)

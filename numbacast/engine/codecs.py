@@ -169,9 +169,11 @@ def signed_codes(source, target, over, inf, nan):
 
 
 @functools.cache
-def float_encoder(source, target, saturate, inf_to_nan=False):
+def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     """``encode(value) -> code``: a ``source`` float (a FLOAT32 or FLOAT64
-    value) rounded once to the signed float format ``target``.
+    value) rounded once to the signed float format ``target``; with
+    ``nan_free`` the caller never needs a NaN's code (it writes those
+    itself), so there is no NaN test and a NaN's code is unspecified.
 
     Magnitudes that are normal in the target round by an integer addition on
     the bits (the carry may run into the exponent, which is still right);
@@ -210,7 +212,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False):
     def encode(value):
         x = float_bits(real(value))
         a = uint(x & magnitude_mask)
-        nan = from_bits(a) != from_bits(a)
+        nan = False if nan_free else from_bits(a) != from_bits(a)
         if clamp:
             a = smaller(a, clamp_bits)
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)

@@ -69,7 +69,10 @@ class Conversion:
     ``rounding`` is one of :data:`~numbacast.engine.rounding.ROUNDINGS` (for
     FLOAT8E8M0 it replaces ``round_mode``, which only says how ``rounding``
     was given); ``stochastic_bits`` is the number of random bits per element
-    of stochastic rounding (0 for the other modes)."""
+    of stochastic rounding (0 for the other modes).  ``nan_free``: the
+    caller never needs a NaN's code (block quantisation writes the elements
+    of a NaN block itself), so the generated nearest-even encoders leave out
+    their NaN test; it is kept only where such an encoder does the rounding."""
 
     source: OnnxType
     target: OnnxType
@@ -78,11 +81,20 @@ class Conversion:
     inf_to_nan: bool = False  # Cast-19..23: +/-inf into the FNUZ types gives NaN
     rounding: str = rounding_modes.NEAREST_EVEN
     stochastic_bits: int = 0
+    nan_free: bool = False
 
     @classmethod
     @functools.cache
     def make(
-        cls, source, target, saturate=True, round_mode="up", inf_to_nan=False, rounding=None, stochastic_bits=None
+        cls,
+        source,
+        target,
+        saturate=True,
+        round_mode="up",
+        inf_to_nan=False,
+        rounding=None,
+        stochastic_bits=None,
+        nan_free=False,
     ):
         """The normalised conversion.  ``rounding`` None is the ONNX default:
         ``round_mode`` for FLOAT8E8M0, ties to even for the other targets;
@@ -106,7 +118,8 @@ class Conversion:
         else:
             stochastic_bits = 0
         inf_to_nan = bool(inf_to_nan) and target.is_float and target_format.nan == formats.NAN_NEGATIVE_ZERO
-        return cls(source, target, bool(saturate), round_mode, inf_to_nan, rounding, stochastic_bits)
+        nan_free = bool(nan_free) and _generated_nearest_even(source, target, rounding)
+        return cls(source, target, bool(saturate), round_mode, inf_to_nan, rounding, stochastic_bits, nan_free)
 
     @property
     def stochastic(self):
@@ -141,8 +154,21 @@ class Conversion:
         return (
             f"{_label(self.source)}->{_label(self.target)}(saturate={int(self.saturate)},"
             f"round_mode={self.round_mode},inf_to_nan={int(self.inf_to_nan)},"
-            f"rounding={self.rounding},stochastic_bits={self.stochastic_bits})"
+            f"rounding={self.rounding},stochastic_bits={self.stochastic_bits}"
+            f"{',nan_free=1' if self.nan_free else ''})"
         )
+
+
+def _generated_nearest_even(source, target, rounding):
+    """Whether a conversion rounds to nearest even by
+    :func:`~numbacast.engine.codecs.float_encoder` (from a float source)."""
+    return (
+        source.is_float
+        and target.is_float
+        and target not in (FLOAT, DOUBLE, FLOAT8E8M0)
+        and not is_custom(target)
+        and rounding == rounding_modes.NEAREST_EVEN
+    )
 
 
 def _label(t):
@@ -328,7 +354,7 @@ def target_stage(kind, source_bits, conversion, part=None):
                 part,
             )
             return encode, True
-        return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan), False
+        return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan, conversion.nan_free), False
 
     if target is FLOAT16 and kind == "f32" and rounding in _HALF_DIRECTIONS and converts_half_in_hardware():
         return half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
