@@ -102,6 +102,14 @@ def _overload_settled(value, conversion, reduced):
         return lambda value, conversion, reduced: check(value, reduced)
 
 
+@helper_njit(forceinline=True)
+def _reduced_random(keys, lo, random, j, conversion):
+    """The part of element ``j``'s random number (the low 32 bits of its
+    global index ``lo``, ``keys`` its window's) that :func:`convert_random_fast`
+    and :func:`settled` take."""
+    return reduce_random(random_number(keys, lo, random, j, conversion), conversion)
+
+
 @element_loop
 @helper_njit
 def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
@@ -123,7 +131,7 @@ def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
     base = np.uint64(first)
     for i in range(np.uint64(m)):  # unsigned: no negative indices to wrap
         j = base + i
-        reduced = reduce_random(random_number(keys, count, random, j, conversion), conversion)
+        reduced = _reduced_random(keys, count, random, j, conversion)
         count = np.uint32(count + np.uint32(1))
         value = src[j]
         dst[j] = convert_random_fast(value, conversion, reduced)
@@ -206,7 +214,7 @@ def _settle_run(src, dst, first, m, conversion, key, hi, lo, random):
     count = lo
     base = np.uint64(first)
     for i in range(np.uint64(m)):
-        reduced = reduce_random(random_number(keys, count, random, base + i, conversion), conversion)
+        reduced = _reduced_random(keys, count, random, base + i, conversion)
         count = np.uint32(count + np.uint32(1))
         doubts[i] = settled(src[base + i], conversion, reduced) == 0
     for i in range(np.uint64(m)):
