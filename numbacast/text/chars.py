@@ -65,10 +65,17 @@ def _load_window(builder, data, start, size):
 
 
 def _class_bits(builder, chars):
-    """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them."""
+    """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them.
+    The code points are first narrowed to bytes, those above 255 made 255
+    (which is in no class): one vector of 16 bytes for the compares, where
+    16 code points take a 512-bit register, or two 256-bit ones with AVX2."""
+    umin_type = ir.FunctionType(_CHARS, [_CHARS, _CHARS])
+    umin = cgutils.get_or_insert_function(builder.module, umin_type, f"llvm.umin.v{LANES}i32")
+    bytes_type = ir.VectorType(ir.IntType(8), LANES)
+    chars = builder.trunc(builder.call(umin, [chars, ir.Constant(_CHARS, [255] * LANES)]), bytes_type)
 
     def const(value):
-        return ir.Constant(_CHARS, [value] * LANES)
+        return ir.Constant(bytes_type, [value] * LANES)
 
     def equal(code):
         return builder.icmp_unsigned("==", chars, const(code))
