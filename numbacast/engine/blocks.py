@@ -9,7 +9,7 @@ a straight run of vector instructions, :mod:`~numbacast.engine.lanes`), then
 the blocks' scales from them side by side, then every element of the task
 scaled and rounded in one loop.  :func:`dequantize_blocks` goes back.
 NVFP4's default tensor scale needs the whole tensor's largest magnitude
-before any block's scale: one pass first takes it (:func:`tensor_amax`,
+before any block's scale: one pass first takes it (:func:`tensor_amax_kernel`,
 one value a task), then the quantising pass as for every format.
 
 Nothing here is a codec of its own: the scale is a cast to FLOAT8E8M0 (MX) or
@@ -568,8 +568,9 @@ def _quantize_task(
     t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, scratch, per_block
 ):
     """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
-    of its blocks (into ``per_block``), then their scales side by side (by the rule compiled in; a loop of
-    scalar steps that overlap from block to block), then the elements scaled
+    of its blocks (into ``per_block``), then their scales side by side (by
+    the rule compiled in; a loop of scalar steps that overlap from block to
+    block), then the elements scaled
     by their block's weight and rounded (:func:`encode_task`, by the loops
     ``plan`` compiles in: whole blocks of 16 or 32 by
     :func:`_encode_whole_blocks`, others by :func:`_encode_by_weights`, with
