@@ -44,3 +44,14 @@ def test_class_masks_of_rows_of_every_width(width):
     # a row that ends where the array's memory ends: the masked load reads nothing past it
     last = np.ascontiguousarray(rows[-1][: width - 1]) if width > 1 else rows[-1]
     assert tuple(int(m) for m in _masks(last)) == _expected("9" * last.size, last.size)
+
+
+@pytest.mark.parametrize("width", [17, 32, 33, 48, 64, 80])
+def test_blank_windows_between_characters_give_no_bits(width):
+    """A window of 16 zeros skips the compares: every choice of blank windows
+    (also between non-blank ones) gives the masks of the characters there are."""
+    windows = (width + 15) // 16
+    for blanks in range(1 << windows):
+        text = "".join("\x00" * 16 if blanks >> k & 1 else "1.e+ 0x\t-5E9 7.0"[:16] for k in range(windows))[:width]
+        row = np.array([text.rstrip("\x00") or "\x00"], f"<U{width}").view(np.uint32)
+        assert tuple(int(m) for m in _masks(row)) == _expected(text, width), (width, blanks)

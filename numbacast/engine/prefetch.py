@@ -41,8 +41,8 @@ _LOCALITY_L2 = 2
 
 
 def _check(values):
-    if not (isinstance(values, types.Array) and values.ndim == 1 and values.layout == "C"):
-        raise errors.NumbaTypeError(f"expected a 1-D C-contiguous array, not {values}")
+    if not (isinstance(values, types.Array) and values.layout == "C"):
+        raise errors.NumbaTypeError(f"expected a C-contiguous array, not {values}")
 
 
 def _prefetch_line(builder, data, offset):
@@ -60,8 +60,9 @@ def _prefetch_line(builder, data, offset):
 def read_ahead(typingctx, values, first, end):
     """Prefetch the lines of ``values[first:end]`` moved :data:`AHEAD_BYTES`
     on (the part inside the array; ``first`` and ``end`` integers, at least
-    0).  One loop of prefetches written straight in LLVM IR: a Numba
-    function here was typed and compiled on every first cast."""
+    0, index a C-contiguous array of any shape as if it were flat).  One
+    loop of prefetches written straight in LLVM IR: a Numba function here
+    was typed and compiled on every first cast."""
     _check(values)
     for bound in (first, end):
         if not isinstance(bound, types.Integer):
