@@ -417,6 +417,28 @@ def test_quick_scan_reads_as_scan():
         assert not both(np.array([text], f"<U{width}").view(np.uint32))[0][0], text
 
 
+def test_mantissas_within_the_first_16_characters():
+    """The quick reader takes the digits of a mantissa that ends within the
+    first 16 characters from the window's bytes in one go: every place of the
+    point (or none), every length and every start, against the scanner."""
+    from numbacast.text.parsing import quick_scan, scan
+
+    both = numba.njit(lambda row: (quick_scan(row), scan(row, False)))
+    rng = np.random.default_rng(16)
+    texts = []
+    for start in range(16):
+        for length in range(1, 17 - start):
+            digits = "".join(map(str, rng.integers(0, 10, length)))
+            for point in range(-1, length + 1):
+                mantissa = digits if point < 0 else digits[:point] + "." + digits[point:]
+                text = (" " * (start - 1) + "-" if start else "") + mantissa
+                texts += [text, text + "e-7"]
+    array = np.array(texts, "<U24")
+    for text, row in zip(texts, array.view(np.uint32).reshape(len(texts), 24)):
+        quick, scanned = both(row)
+        assert quick[0] and quick[1:] == scanned, text
+
+
 #: Texts the quick pass reads (plain numbers of at most 19 digits, words
 #: with nothing around them) and texts it leaves to the full reader.
 QUICK_TEXTS = ["1.5", " -2e3 ", "7", "-9223372036854775808", "0.00013458754237823047", "nan", "-INF", "+infinity"]

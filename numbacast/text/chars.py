@@ -63,15 +63,22 @@ def _load_window(builder, data, start, size):
     return chars
 
 
-def _class_bits(builder, chars):
-    """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them.
-    The code points are first narrowed to bytes, those above 255 made 255
-    (which is in no class): one vector of 16 bytes for the compares, where
-    16 code points take a 512-bit register, or two 256-bit ones with AVX2."""
+def _narrow(builder, chars):
+    """The code points ``chars`` as a vector of bytes, those above 255 made
+    255 (which is in no class and no digit)."""
     umin_type = ir.FunctionType(_CHARS, [_CHARS, _CHARS])
     umin = cgutils.get_or_insert_function(builder.module, umin_type, f"llvm.umin.v{LANES}i32")
     bytes_type = ir.VectorType(ir.IntType(8), LANES)
-    chars = builder.trunc(builder.call(umin, [chars, ir.Constant(_CHARS, [255] * LANES)]), bytes_type)
+    return builder.trunc(builder.call(umin, [chars, ir.Constant(_CHARS, [255] * LANES)]), bytes_type)
+
+
+def _class_bits(builder, chars):
+    """One ``<LANES x i1>`` per class, in the order :func:`classes` returns them.
+    The code points are first narrowed to bytes (:func:`_narrow`): one vector
+    of 16 bytes for the compares, where 16 code points take a 512-bit
+    register, or two 256-bit ones with AVX2."""
+    chars = _narrow(builder, chars)
+    bytes_type = chars.type
 
     def const(value):
         return ir.Constant(bytes_type, [value] * LANES)
@@ -127,6 +134,44 @@ def window_classes(typingctx, row, start):
         return context.make_tuple(builder, result, merged)
 
     return result(row, types.intp), codegen
+
+
+@intrinsic
+def aligned_digits(typingctx, row, first, point, end):
+    """The digits of ``row[first:end]`` but the point at ``point`` (``end``
+    when there is none), ``end`` at most 16 and every other character there a
+    digit, as 16 byte values 0-9 in two uint64 ``(high, low)``: the last digit
+    in the top byte of ``low``, byte ``j`` of ``high`` the digit ``16 - j``
+    places from the end (0 before the first).  128-bit shifts of the window's
+    bytes, without a loop or a branch."""
+    if not (isinstance(row, types.Array) and row.ndim == 1 and row.dtype == types.uint32 and row.layout == "C"):
+        raise errors.NumbaTypeError(f"aligned_digits takes a 1-D C-contiguous uint32 array, not {row}")
+    result = types.UniTuple(types.uint64, 2)
+
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(8 * LANES)
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        first, point, end = (
+            builder.zext(context.cast(builder, value, signature.args[k + 1], types.intp), wide)
+            for k, value in enumerate(args[1:])
+        )
+        chars = _load_window(builder, array.data, ir.Constant(_I64, 0), builder.extract_value(array.shape, 0))
+        text = builder.bitcast(_narrow(builder, chars), wide)
+        eight = ir.Constant(wide, 8)
+        has_point = builder.icmp_unsigned("<", point, end)
+        # the bytes before the point, then those after it moved down one
+        below = builder.sub(builder.shl(ir.Constant(wide, 1), builder.mul(point, eight)), ir.Constant(wide, 1))
+        below = builder.select(has_point, below, ir.Constant(wide, -1))
+        joined = builder.or_(builder.and_(text, below), builder.and_(builder.lshr(text, eight), builder.not_(below)))
+        count = builder.sub(builder.sub(end, first), builder.zext(has_point, wide))  # 1 to 16 digits
+        digits = builder.lshr(joined, builder.mul(first, eight))
+        digits = builder.shl(digits, builder.mul(builder.sub(ir.Constant(wide, LANES), count), eight))
+        digits = builder.and_(digits, ir.Constant(wide, int("0F" * LANES, 16)))
+        low = builder.trunc(builder.lshr(digits, ir.Constant(wide, 64)), _I64)
+        high = builder.trunc(digits, _I64)
+        return context.make_tuple(builder, result, (high, low))
+
+    return result(row, first, point, end), codegen
 
 
 @helper_njit(forceinline=True)

@@ -47,7 +47,7 @@ from ..engine.cache import cached_njit, helper_njit, serial_version
 from ..engine.codecs import round_to_float64
 from ..engine.prefetch import RUN_BYTES, read_ahead
 from ..engine.scratch import stack_bytes
-from .chars import WINDOW, borrowed_row, classes
+from .chars import LANES, WINDOW, aligned_digits, borrowed_row, classes
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MAX, POW5_MIN, multiply_full
 
 _jit = helper_njit
@@ -232,6 +232,30 @@ def _decimal(row, start, end, w=_U0):
 
 
 @functools.partial(_jit, forceinline=True)
+def _eight_digits(word):
+    """The number whose 8 decimal digits are the bytes of ``word``, the first
+    (most significant) in the low byte: pairs, then fours, then all eight, by
+    multiplications that add up the lanes of a word."""
+    word = word * _U10 + (word >> np.uint64(8))  # byte 2k: digits 2k and 2k + 1
+    pairs = np.uint64(0x000000FF000000FF)
+    return (
+        (word & pairs) * np.uint64(100 + (1000000 << 32))
+        + ((word >> np.uint64(16)) & pairs) * np.uint64(1 + (10000 << 32))
+    ) >> np.uint64(32)
+
+
+@functools.partial(_jit, forceinline=True)
+def _mantissa_digits(row, start, at, end):
+    """The digits of ``row[start:end]`` but the point at ``at`` (``end`` when
+    none) as an integer: 16 a step from the window's bytes (:func:`aligned_digits`)
+    when the mantissa ends within the first 16 characters, else two a step."""
+    if end <= LANES:
+        high, low = aligned_digits(row, start, at, end)
+        return _eight_digits(high) * np.uint64(10**8) + _eight_digits(low)
+    return _decimal(row, at + 1, end, _decimal(row, start, at))
+
+
+@functools.partial(_jit, forceinline=True)
 def quick_scan(row):
     """:func:`scan` of a plain number -- at most 19 digits after its leading
     zeros, the whole text within the first :data:`~numbacast.chars.WINDOW` characters -- read from
@@ -271,7 +295,7 @@ def quick_scan(row):
         True,
         NUMBER,
         row[first] == _MINUS,
-        _decimal(row, at + 1, mantissa_end, _decimal(row, start, at)),
+        _mantissa_digits(row, start, at, mantissa_end),
         exponent - fraction,
         False,
         points == _U0 and not has_exponent,
@@ -297,24 +321,25 @@ def fast_significand(w, e10):
     b1, b0 = multiply_full(wn, POW5_HIGH[index])
     p1 = a1 + b0
     p2 = b1 + np.uint64(p1 < a1)
-    if p2 & _TOP_BIT:
-        m, rest, below = p2, p1, 0
-    else:
-        m, rest, below = (p2 << _U1) | (p1 >> np.uint64(63)), (p1 << _U1) | _U1, 1
+    shifted = _U1 - (p2 >> np.uint64(63))  # 1: the top bit is clear, move it up (without a branch)
+    m = (p2 << shifted) | ((p1 >> np.uint64(63)) * shifted)
+    rest, below = (p1 << shifted) | shifted, np.int64(shifted)
     e2 = POW5_EXPONENT[index] + e10 - shift + 128 - below
-    if 0 <= e10 <= _EXACT_POW5_MAX:  # the product is exact
-        return m, e2, (rest & ~np.uint64(below)) != _U0 or a0 != _U0, True
-    # The true product exceeds the computed one by less than wn in the lowest
-    # word, which changes m only through a carry across an all-ones rest.
-    uncertain = a0 + wn < a0 and rest == _U64_MAX
+    # Either the product is exact (only its bits say whether the value is
+    # inexact), or the true product exceeds the computed one by less than wn
+    # in the lowest word, which changes m only through a carry across an
+    # all-ones rest.  Both computed, one chosen without a branch: texts mix them.
+    exact = (e10 >= 0) & (e10 <= _EXACT_POW5_MAX)
+    sticky = ((rest & ~np.uint64(below)) != _U0) | (a0 != _U0) | ~exact
+    uncertain = ~exact & (a0 + wn < a0) & (rest == _U64_MAX)
     if uncertain and -len(_POW5_U64) < e10 < 0 and w % _POW5_U64[-e10] == _U0:
         # 5**-e10 divides w: the value is the integer w / 5**-e10 times 2**e10
         # (a carry the truncated power of five always leaves uncertain)
         quotient = w // _POW5_U64[-e10]
         shift = np.int64(leading_zeros(quotient))
         return quotient << np.uint64(shift), e10 - shift, False, True
-    # Otherwise the value is not a 64-bit dyadic number: it is inexact.
-    return m, e2, True, not uncertain
+    # Otherwise an inexact product's value is not a 64-bit dyadic number: it is inexact.
+    return m, e2, sticky, not uncertain
 
 
 @functools.partial(_jit, inline="always")
