@@ -13,10 +13,10 @@ import functools
 
 import numpy as np
 
-from ..formats.registry import DOUBLE, FLOAT, INT64
+from ..formats.registry import DOUBLE, FLOAT
 from .checks import check_out, check_source, refuse_masked
 from .conversion import Conversion, kernel_dtype
-from .kernels import NO_TABLE, launch
+from .kernels import NO_TABLE, PARALLEL_MIN, launch
 from .stochastic import cast_stochastic, check_random_bits
 
 #: Sources of at most this many bytes may be converted through a table of all their codes.
@@ -79,7 +79,10 @@ def run(conversion, array, out=None):
     src = np.ascontiguousarray(array).reshape(-1)
     dst = out.reshape(-1).view(kernel_dtype(conversion.target))
     src, step, lookup = kernel_arguments(conversion, src)
-    launch(src, dst, step, lookup)
+    if step is None and src.size < PARALLEL_MIN:
+        np.take(lookup, src, out=dst)  # a gather by NumPy: a first small cast compiles no loop for it
+    else:
+        launch(src, dst, step, lookup)
     return result
 
 
@@ -127,23 +130,14 @@ def _is_integral(t):
 def table(conversion):
     """The converted value of every code of a source of at most 16 bits.
 
-    Codes are first decoded exactly (floats to DOUBLE, integers and bool to
-    INT64), then converted to the target like any DOUBLE or INT64 value, by
-    the serial kernels: a table takes well under a millisecond to fill, and a
-    small first cast of a 16-bit source need not compile the parallel loops.
+    The table is filled by the conversion's own serial kernel, run over every
+    code: it takes well under a millisecond, and a first cast of a new pair
+    compiles that one loop (the parallel loops only when a large array needs
+    them; a small array's codes are then looked up by NumPy, see :func:`run`).
     """
     source = conversion.source
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
-    wide = DOUBLE if source.is_float else INT64
-    values = np.empty(codes.shape, wide.storage)
-    launch(codes.view(kernel_dtype(source)), values, Conversion.make(source, wide), NO_TABLE, parallel=False)
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
-    options = dict(
-        saturate=conversion.saturate,
-        round_mode=conversion.round_mode,
-        inf_to_nan=conversion.inf_to_nan,
-        rounding=conversion.rounding,
-    )
-    launch(values, result, Conversion.make(wide, conversion.target, **options), NO_TABLE, parallel=False)
+    launch(codes.view(kernel_dtype(source)), result, conversion, NO_TABLE, parallel=False)
     result.flags.writeable = False
     return result
