@@ -28,12 +28,13 @@ def test_read_ahead_anywhere_leaves_the_values(dtype):
     bounds = [(0, 10), (0, values.size), (values.size - 1, values.size), (values.size, 10 * values.size)]
     for first, end in bounds:  # lines past the end are left out; a prefetch never faults anyway
         assert _read_ahead_sum(values, first, end) == before.sum()
+        assert _read_ahead_sum(values.reshape(50, 100), first, end) == before.sum()  # flat indices
     assert np.array_equal(values, before)
 
 
 def test_read_ahead_refuses_other_arguments():
-    with pytest.raises(TypingError, match="1-D C-contiguous"):
-        _read_ahead_sum(np.zeros((2, 2)), 0, 1)
+    with pytest.raises(TypingError, match="C-contiguous"):
+        _read_ahead_sum(np.zeros((2, 4))[:, ::2], 0, 1)
     with pytest.raises(TypingError, match="integer bounds"):
         _read_ahead_sum(np.zeros(4), 0.5, 2)
 
