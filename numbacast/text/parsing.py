@@ -641,15 +641,23 @@ def runs_of_rows(chars):
     return (n + rows - 1) // rows, rows
 
 
+@helper_njit(forceinline=True)
+def run_of_rows(chars, r, rows):
+    """``(first, end)``: the rows of the run ``r`` of :func:`runs_of_rows`,
+    once the run as far on as the cast kernels read is asked for."""
+    n, width = chars.shape
+    first, end = r * rows, smaller(r * rows + rows, n)
+    read_ahead(chars, first * width, end * width)
+    return first, end
+
+
 @cached_njit(parallel=True, nogil=True)
 def quick_floats(chars, to_odd, words, result, settled):
     """:func:`quick_float` of every row of ``chars`` (an ``(n, width)`` array
     of bytes or code points) into ``result`` and ``settled``."""
     runs, rows = runs_of_rows(chars)
-    n, width = chars.shape
     for r in prange(runs):
-        first, end = r * rows, smaller(r * rows + rows, n)
-        read_ahead(chars, first * width, end * width)
+        first, end = run_of_rows(chars, r, rows)
         for i in range(first, end):
             result[i], settled[i] = quick_float(borrowed_row(chars, i), to_odd, words)
 
@@ -677,10 +685,8 @@ def quick_integers(chars, bits, result, settled):
     ``bits`` bits of each code) and ``settled``."""
     mask = _U64_MAX >> np.uint64(64 - bits)
     runs, rows = runs_of_rows(chars)
-    n, width = chars.shape
     for r in prange(runs):
-        first, end = r * rows, smaller(r * rows + rows, n)
-        read_ahead(chars, first * width, end * width)
+        first, end = run_of_rows(chars, r, rows)
         for i in range(first, end):
             code, settled[i] = quick_integer(borrowed_row(chars, i))
             result[i] = code & mask
