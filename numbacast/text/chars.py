@@ -7,6 +7,9 @@ letter e/E, signs, whitespace, non-zero characters and the digit 0, in that orde
 ``j`` says whether character ``j`` is of the class.  The parser reads a number's shape from these masks with
 bit arithmetic instead of a branch per character.
 
+:func:`aligned_digits` reads the digits of a mantissa within the first 16
+characters from the same window's bytes, aligned for adding them up at once.
+
 :func:`borrowed_row` gives row ``i`` of a 2-D array as a 1-D array without a
 reference count, for kernels that read rows of an array they hold alive.
 """
