@@ -118,7 +118,7 @@ class Conversion:
         else:
             stochastic_bits = 0
         inf_to_nan = bool(inf_to_nan) and target.is_float and target_format.nan == formats.NAN_NEGATIVE_ZERO
-        nan_free = bool(nan_free) and _generated_nearest_even(source, target, rounding)
+        nan_free = bool(nan_free) and rounds_by_float_encoder(target, rounding)
         return cls(source, target, bool(saturate), round_mode, inf_to_nan, rounding, stochastic_bits, nan_free)
 
     @property
@@ -159,12 +159,14 @@ class Conversion:
         )
 
 
-def _generated_nearest_even(source, target, rounding):
-    """Whether a conversion rounds to nearest even by
-    :func:`~numbacast.engine.codecs.float_encoder` (from a float source)."""
+def rounds_by_float_encoder(target, rounding):
+    """Whether a conversion into ``target`` in ``rounding`` is rounded by
+    :func:`~numbacast.engine.codecs.float_encoder` (:func:`target_stage`
+    chooses by this): nearest even into a built-in float format narrower
+    than FLOAT but FLOAT8E8M0 (FLOAT16 from FLOAT may take the processor's
+    conversion instead, which has no NaN test to leave out)."""
     return (
-        source.is_float
-        and target.is_float
+        target.is_float
         and target not in (FLOAT, DOUBLE, FLOAT8E8M0)
         and not is_custom(target)
         and rounding == rounding_modes.NEAREST_EVEN
@@ -343,7 +345,7 @@ def target_stage(kind, source_bits, conversion, part=None):
         target other than FLOAT and DOUBLE; ``encode(bits, r)`` when ``takes_r``."""
         if target is FLOAT8E8M0:  # ONNX's round_mode is one of the roundings (Conversion.make)
             return rounding_modes.e8m0_rounding_encoder(source, conversion.saturate, rounding, bits, part), True
-        if directed or is_custom(target):
+        if not rounds_by_float_encoder(target, rounding):
             encode = rounding_modes.rounding_encoder(
                 source,
                 fmt,
