@@ -376,11 +376,11 @@ def _tasks(rows, n, block_size):
 
 
 @cached_njit(nogil=True)
-def _task_span(t, per_row, group, nb, n, block_size):
+def _task_span(t, per_row, group, n, block_size):
     """``(row, first block, end block, first element, end element)`` of task ``t``."""
     row, k = divmod(np.int64(t), per_row)
     b0 = k * group
-    b1 = smaller(b0 + group, nb)
+    b1 = smaller(b0 + group, (n + block_size - 1) // block_size)
     return row, b0, b1, b0 * block_size, smaller(b1 * block_size, n)
 
 
@@ -587,7 +587,7 @@ def _quantize_task(
     (AVX-512 code; 0.97-0.98x with AVX2 code), and a first quantisation
     0.2 s sooner."""
     size, unscale, largest, half_step, tensor_scale = params
-    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, size)
+    row, b0, b1, first, last = _task_span(t, per_row, group, n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
@@ -666,7 +666,7 @@ def _dequantize_task(
     loop in vector lanes), each written beside its block's elements (in
     ``scratch``, as in :func:`_quantize_task`), then one loop over the task;
     inlined into the kernel's loop like :func:`_quantize_task`."""
-    row, b0, b1, first, last = _task_span(t, per_row, group, scales.shape[1], n, block_size)
+    row, b0, b1, first, last = _task_span(t, per_row, group, n, block_size)
     start = row * n + first
     line, result = elements[start : start + last - first], out[start : start + last - first]
     factors = scratch[: line.size]
@@ -721,7 +721,7 @@ def tensor_amax_kernel(src, block_size, maxima):
     group, per_row = _tasks(rows, n, block_size)
     flat = src.reshape(-1)
     for t in prange(rows * per_row):
-        row, b0, b1, first, last = _task_span(t, per_row, group, (n + block_size - 1) // block_size, n, block_size)
+        row, b0, b1, first, last = _task_span(t, per_row, group, n, block_size)
         start = row * n + first
         maxima[t] = block_amax(flat[start : start + last - first])
 
