@@ -118,3 +118,14 @@ def _random_harness(f, conversion, dtype):
         return out
 
     return apply
+
+
+def nvfp4_tie_block():
+    """``(x, d)``: one NVFP4 block whose divisor is ``d`` when ``d`` is the
+    tensor scale (its block scale is 1.0, from the 6.0 it holds), and whose
+    element ``x[1] = 0.75 + 2**-24`` has an exact quotient ``x[1] / d`` just
+    below the FLOAT4E2M1 midpoint 0.75 and a float32 quotient on it."""
+    d = np.float32(1 + 2**-23)
+    x = np.zeros(16, np.float32)
+    x[:2] = [6.0, np.float32(0.75) + np.float32(2**-24)]
+    return x, d

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import nvfp4_tie_block
 
 import numbacast
 import numbacast.mx as mx
@@ -67,9 +68,7 @@ def test_nvfp4_elements_round_the_float32_quotient():
     tests/test_mx_torchao.py).  Rule: docs/rules.md#rule-mx-nvfp4"""
     from fractions import Fraction
 
-    d = F32(1 + 2**-23)
-    x = np.zeros(16, F32)
-    x[:2] = [6.0, F32(0.75) + F32(2**-24)]
+    x, d = nvfp4_tie_block()
     q = mx.quantize(x, "nvfp4", tensor_scale=d)
     assert (codes(q.scales)[0], float(q.tensor_scale)) == (0x38, float(d))  # block scale 1.0, divisor d
     assert Fraction(float(x[1])) / Fraction(float(d)) < Fraction(3, 4) and x[1] / d == F32(0.75)

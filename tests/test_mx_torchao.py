@@ -15,6 +15,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from conftest import nvfp4_tie_block
 
 import numbacast.mx as mx
 
@@ -101,9 +102,8 @@ def test_nvfp4_random_blocks_match_torchao_and_where_they_differ():
     scales, data = torchao_nvfp4_codes(x, q.tensor_scale)
     assert np.array_equal(q.scales.view(np.uint8), scales)
     assert np.array_equal(q.elements.view(np.uint8), data)
-    d = np.float32(1 + 2**-23)
-    x = np.zeros((1, 16), np.float32)
-    x[0, :2] = [6.0, np.float32(0.75) + np.float32(2**-24)]
+    x, d = nvfp4_tie_block()
+    x = x.reshape(1, 16)
     q = mx.quantize(x, "nvfp4", tensor_scale=d)
     scales, data = torchao_nvfp4_codes(x, d)
     assert q.scales.view(np.uint8).tolist() == scales.tolist() == [[0x38]]
