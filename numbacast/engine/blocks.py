@@ -563,7 +563,7 @@ def _overload_encode_task(line, out, weights, per_block, size, src, start, conve
     return task.loops(by_weights, whole, either)
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def _quantize_task(
     t, per_row, group, n, src, elements, scales, block, conversion, plan, params, key, scratch, per_block
 ):
@@ -644,7 +644,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key)
             )
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def _dequantize_task(
     t,
     per_row,

@@ -70,7 +70,7 @@ def _overload_convert_element(value, conversion, table):
 
 
 @element_loop
-@helper_njit(forceinline=True)
+@helper_njit
 def _convert_run(src, dst, first, end, conversion, table):
     """``dst[first:end]`` = the conversion of ``src[first:end]``, indices
     unsigned (no negative ones to wrap).  A function of its own, compiled

@@ -37,12 +37,7 @@ from .bits import float_bits, larger, leading_zeros, smaller
 from .cache import helper_njit
 from .codecs import signed_codes, source_arithmetic
 
-#: The rounding's helpers are inlined wherever they are called.  Numba
-#: compiles a helper once per signature, with the ``forceinline`` of its
-#: first caller unless it sets its own: a stochastic cast compiled first
-#: left MX quantisation a call per element to them, where its loop did not
-#: vectorise (2.2x the time with AVX2 code).
-_jit = helper_njit(forceinline=True)
+_jit = helper_njit
 
 NEAREST_EVEN = "nearest_even"
 NEAREST_AWAY = "nearest_away"

@@ -102,7 +102,7 @@ def _overload_settled(value, conversion, reduced):
         return lambda value, conversion, reduced: check(value, reduced)
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def _reduced_random(keys, lo, random, j, conversion):
     """The part of element ``j``'s random number (the low 32 bits of its
     global index ``lo``, ``keys`` its window's) that :func:`convert_random_fast`
@@ -111,7 +111,7 @@ def _reduced_random(keys, lo, random, j, conversion):
 
 
 @element_loop
-@helper_njit
+@helper_njit(forceinline=False)
 def _fast_run(src, dst, first, m, conversion, key, hi, lo, random):
     """``dst[j]`` = ``src[j]`` by the fast encoder for the ``m`` elements
     from ``j = first`` (unsigned indices into the whole arrays: no slices to
@@ -190,7 +190,7 @@ def _past(k, m, row, column, row_length):
     return k + m, row, column
 
 
-@helper_njit
+@helper_njit(forceinline=False)
 def _settle_block(first, end, src, dst, conversion, key, starts, row_length, random):
     """Elements ``first`` to ``end`` of :func:`_block` that its fast encoder
     may have rounded wrongly, by the full encoder, run by run
@@ -203,7 +203,7 @@ def _settle_block(first, end, src, dst, conversion, key, starts, row_length, ran
         k, row, column = _past(k, m, row, column, row_length)
 
 
-@helper_njit
+@helper_njit(forceinline=False)
 def _settle_run(src, dst, first, m, conversion, key, hi, lo, random):
     """The elements of a run of :func:`_fast_run` (same arguments) where
     :func:`settled` is zero, by the full encoder: found by a loop that

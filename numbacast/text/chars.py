@@ -177,13 +177,13 @@ def aligned_digits(typingctx, row, first, point, end):
     return result(row, first, point, end), codegen
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def _either(a, b):
     """The class masks ``a`` or ``b``, class by class."""
     return (a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3], a[4] | b[4], a[5] | b[5], a[6] | b[6])
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def classes(row):
     """The class masks of the first :data:`WINDOW` characters of ``row``.
     The four windows are written out, one after the other: a loop over them,

@@ -202,13 +202,13 @@ def scan(row, words):
     return kind, negative, w, e10, more, not point, start, exponent
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def _bit(mask, i):
     """Bit ``i`` of a uint64 ``mask`` as 0 or 1 (0 from bit 64 on)."""
     return np.int64((mask >> np.uint64(i & 63)) & _U1) * (i < 64)
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def _span(low, high):
     """The uint64 mask of bits ``low`` to ``high - 1`` (0 <= low <= high <= 64)."""
     if high <= low:
@@ -216,7 +216,7 @@ def _span(low, high):
     return (_U64_MAX >> np.uint64(64 - high + low)) << np.uint64(low)
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def _decimal(row, start, end, w=_U0):
     """``w`` followed by the digits of ``row[start:end]`` (digits only): two a
     step, ``w * 100 + (10 * d1 + d2)``, whose product does not wait for the
@@ -231,7 +231,7 @@ def _decimal(row, start, end, w=_U0):
     return w
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def _eight_digits(word):
     """The number whose 8 decimal digits are the bytes of ``word``, the first
     (most significant) in the low byte: pairs, then fours, then all eight, by
@@ -244,7 +244,7 @@ def _eight_digits(word):
     ) >> np.uint64(32)
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def _mantissa_digits(row, start, at, end):
     """The digits of ``row[start:end]`` but the point at ``at`` (``end`` when
     none) as an integer: 16 a step from the window's bytes (:func:`aligned_digits`)
@@ -255,7 +255,7 @@ def _mantissa_digits(row, start, at, end):
     return _decimal(row, at + 1, end, _decimal(row, start, at))
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def quick_scan(row):
     """:func:`scan` of a plain number -- at most 19 digits after its leading
     zeros, the whole text within the first :data:`~numbacast.chars.WINDOW` characters -- read from
@@ -487,7 +487,7 @@ def quick_word(row, words):
     return kind, signed and row[0] == _MINUS
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def quick_float(row, to_odd, words):
     """``(value, settled)``: :func:`read_float` of a plain number that
     :func:`quick_scan` reads and whose significand :func:`fast_significand`
@@ -593,7 +593,7 @@ def integer_parts(row, start, exponent):
     return low, big, fraction
 
 
-@functools.partial(_jit, forceinline=True)
+@_jit
 def quick_integer(row):
     """``(code, settled)``: :func:`read_integer` of an integer literal of at
     most 19 digits (without its sign) that :func:`quick_scan` reads, and
@@ -630,7 +630,7 @@ def read_integer(row, bits, signed):
     return value & mask, kind != INVALID
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def runs_of_rows(chars):
     """``(runs, rows)``: the quick passes go through ``chars`` by runs of
     ``rows`` rows, about :data:`~numbacast.engine.prefetch.RUN_BYTES` each,
@@ -641,7 +641,7 @@ def runs_of_rows(chars):
     return (n + rows - 1) // rows, rows
 
 
-@helper_njit(forceinline=True)
+@helper_njit
 def run_of_rows(chars, r, rows):
     """``(first, end)``: the rows of the run ``r`` of :func:`runs_of_rows`,
     once the run as far on as the cast kernels read is asked for."""

@@ -33,10 +33,7 @@ from ..engine.bits import float_bits, larger, leading_zeros
 from ..engine.cache import cached_njit, helper_njit, serial_version
 from .wide import POW5_EXPONENT, POW5_HIGH, POW5_LOW, POW5_MIN, POW10, multiply_full
 
-#: The helpers are inlined into the kernels by LLVM: left as calls (a helper
-#: takes the inlining of its first caller), each number paid five calls and
-#: the reference counting of its row (0.87-0.93x the time inlined).
-_jit = helper_njit(forceinline=True)
+_jit = helper_njit
 
 _U0, _U1, _U2, _U10 = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(10)
 _MASK63 = np.uint64((1 << 63) - 1)
