@@ -1,14 +1,15 @@
 """``smaller`` and ``larger`` (numbacast.engine.bits), the kernels' min and max
 of two integers: the values and the result types of Python's ``min`` and
 ``max`` in ``@njit`` code, for every integer width and signedness, at the
-ends of each range; and a typing error for what is not an integer."""
+ends of each range; and a typing error for what is not an integer.  And
+``multiply_add`` where its product is exact: NumPy's product and sum."""
 
 import numpy as np
 import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from numbacast.engine.bits import larger, smaller
+from numbacast.engine.bits import larger, multiply_add, smaller
 
 INTEGER_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -66,3 +67,27 @@ def test_literal_constants(dtype):
 def test_floats_are_a_typing_error():
     with pytest.raises(TypingError, match="smaller takes two integers"):
         _ours(np.float32(1.0), np.float32(2.0))
+
+
+@njit
+def _multiply_add(a, b, c):
+    return multiply_add(a, b, c)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda t: np.dtype(t).name)
+def test_multiply_add_of_an_exact_product(dtype):
+    rng = np.random.default_rng(7)
+    info = np.finfo(dtype)
+    a = np.concatenate([rng.standard_normal(300), [0.0, -0.0, info.tiny * 4, info.max / 2, np.inf, np.nan]]).astype(
+        dtype
+    )
+    c = np.concatenate([rng.standard_normal(300) * 2.0 ** rng.integers(-30, 30, 300), [1, 1, 1, 1, 1, 1]]).astype(dtype)
+    half = dtype(0.5)
+    for x, y in zip(a, c):
+        got, expected = _multiply_add(x, half, y), x * half + y  # the product by 0.5 is exact
+        assert got == expected or (np.isnan(got) and np.isnan(expected)), (x, y, got)
+
+
+def test_multiply_add_takes_floats_of_one_type():
+    with pytest.raises(TypingError, match="multiply_add takes three float32 or three float64"):
+        _multiply_add(np.float32(1.0), np.float64(2.0), np.float32(0.0))

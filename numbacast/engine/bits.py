@@ -5,7 +5,8 @@
 ``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
 trailing zero and set bits of an integer; ``smaller`` and ``larger`` are
 ``min`` and ``max`` of two integers.  ``clamp(x, low, high)`` bounds a
-float by two constants in one vector min and one vector max.  ``half_code(direction)``
+float by two constants in one vector min and one vector max, and
+``multiply_add(a, b, c)`` is ``a * b + c``, fused where the target can.  ``half_code(direction)``
 is the FLOAT16 code of a float32 by the processor's own conversion, rounded
 in a direction, and ``half_value(code)`` the value of a code, where
 :func:`converts_half_in_hardware` says the compile target has them.
@@ -131,6 +132,24 @@ def clamp(typingctx, x, low, high):
         return builder.call(maximum, [builder.call(minimum, [value, highest]), lowest])
 
     return x(x, low, high), codegen
+
+
+@intrinsic
+def multiply_add(typingctx, a, b, c):
+    """``a * b + c`` (floats of one type) by LLVM's ``fmuladd``: one fused
+    instruction where the compile target has FMA, else a product and a sum,
+    so only for operands whose result is the same either way (a product
+    that is exact, say)."""
+    if a not in _BITS_OF or b != a or c != a:
+        raise errors.NumbaTypeError(f"multiply_add takes three float32 or three float64, not {a}, {b}, {c}")
+
+    def codegen(context, builder, signature, args):
+        kind = "f32" if a == types.float32 else "f64"
+        function_type = ir.FunctionType(args[0].type, [args[0].type] * 3)
+        function = cgutils.get_or_insert_function(builder.module, function_type, f"llvm.fmuladd.{kind}")
+        return builder.call(function, list(args))
+
+    return a(a, b, c), codegen
 
 
 def _half_code(direction):
