@@ -123,6 +123,13 @@ def test_kernel_key_distinguishes_every_type_numba_compiles_for():
         assert signatures.setdefault(key, signature) == signature, (key, signature, signatures[key])
 
 
+def test_the_kernels_type_every_array_as_numba_does():
+    """The type a kernel is compiled for is ``numba.typeof``'s (spelt out
+    in the engine so as not to import ``numpy.ma``), for every kind of array."""
+    for a in _array_variants() + [np.zeros(3, ml_dtypes.bfloat16).view(np.uint16), np.asfortranarray(np.ones((2, 3)))]:
+        assert kernels._numba_type(a) == typeof(a), a
+
+
 def test_launch_refuses_arrays_that_are_not_flat():
     matrix = np.matrix(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="1-D C-contiguous"):

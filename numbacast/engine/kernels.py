@@ -40,6 +40,7 @@ import numba
 import numpy as np
 from numba import prange, typeof, types
 from numba.extending import overload
+from numba.np.numpy_support import from_dtype, map_layout
 
 from .bits import smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
@@ -174,6 +175,16 @@ def _signature_key(src, dst, conversion, table):
     return (conversion, _array_key(src), _array_key(dst), _array_key(table))
 
 
+def _numba_type(value):
+    """``numba.typeof(value)``, but for an array by the steps of Numba's own
+    rule (its dtype, dimensions, layout and whether it is writeable) without
+    the test that it is not a ``numpy.ma`` array: that test imports
+    ``numpy.ma``, 9 ms of a first cast, and the kernels take plain arrays."""
+    if type(value) is np.ndarray:
+        return types.Array(from_dtype(value.dtype), value.ndim, map_layout(value), readonly=not value.flags.writeable)
+    return typeof(value)
+
+
 def _entry_point(kernel, src, dst, conversion, table):
     key = (kernel, *_signature_key(src, dst, conversion, table))
     entry = _ENTRY_POINTS.get(key)
@@ -181,7 +192,7 @@ def _entry_point(kernel, src, dst, conversion, table):
         if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
             # checked here only: a key that is found says the same of its arrays
             raise ValueError(f"launch() takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
-        signature = tuple(typeof(arg) for arg in (src, dst, conversion, table))
+        signature = tuple(map(_numba_type, (src, dst, conversion, table)))
         with interrupts_deferred():
             kernel.compile(signature)  # or load it from the disk cache
         entry = _ENTRY_POINTS[key] = kernel.overloads[signature].entry_point
@@ -215,7 +226,7 @@ def take_turns(kernel, *args):
     key = _arguments_key(kernel, args)
     if key not in _SEEN_CALLS:
         with interrupts_deferred():
-            kernel.compile(tuple(typeof(a) for a in args))
+            kernel.compile(tuple(map(_numba_type, args)))
         _SEEN_CALLS.add(key)
     _ProcessState.ran_parallel = True
     with _PARALLEL_LAUNCH:
