@@ -113,6 +113,17 @@ smaller = _pick(
 larger = _pick("larger", ">", "``max(a, b)`` of two integers, as :func:`smaller` is ``min``.")
 
 
+def _float_intrinsic(builder, name, *operands):
+    """A call of LLVM's intrinsic ``llvm.<name>`` on floats of one type (float
+    or double, the type of the operands and of the result)."""
+    kind = operands[0].type
+    suffix = "f32" if isinstance(kind, ir.FloatType) else "f64"
+    function_type = ir.FunctionType(kind, [kind] * len(operands))
+    return builder.call(
+        cgutils.get_or_insert_function(builder.module, function_type, f"llvm.{name}.{suffix}"), operands
+    )
+
+
 @intrinsic
 def clamp(typingctx, x, low, high):
     """``x`` bounded to ``[low, high]`` (floats of one type, ``low <= high``, neither
@@ -124,12 +135,7 @@ def clamp(typingctx, x, low, high):
 
     def codegen(context, builder, signature, args):
         value, lowest, highest = args
-        kind = "f32" if x == types.float32 else "f64"
-        function_type = ir.FunctionType(value.type, [value.type, value.type])
-        module = builder.module
-        minimum = cgutils.get_or_insert_function(module, function_type, f"llvm.minnum.{kind}")
-        maximum = cgutils.get_or_insert_function(module, function_type, f"llvm.maxnum.{kind}")
-        return builder.call(maximum, [builder.call(minimum, [value, highest]), lowest])
+        return _float_intrinsic(builder, "maxnum", _float_intrinsic(builder, "minnum", value, highest), lowest)
 
     return x(x, low, high), codegen
 
@@ -144,10 +150,7 @@ def multiply_add(typingctx, a, b, c):
         raise errors.NumbaTypeError(f"multiply_add takes three float32 or three float64, not {a}, {b}, {c}")
 
     def codegen(context, builder, signature, args):
-        kind = "f32" if a == types.float32 else "f64"
-        function_type = ir.FunctionType(args[0].type, [args[0].type] * 3)
-        function = cgutils.get_or_insert_function(builder.module, function_type, f"llvm.fmuladd.{kind}")
-        return builder.call(function, list(args))
+        return _float_intrinsic(builder, "fmuladd", *args)
 
     return a(a, b, c), codegen
 
@@ -167,10 +170,8 @@ def _half_code(direction):
             if direction:
                 back = builder.fpext(half, ir.FloatType())  # exact
                 if direction == 2:  # toward zero: a magnitude above |x| steps down
-                    fabs = cgutils.get_or_insert_function(
-                        builder.module, ir.FunctionType(ir.FloatType(), [ir.FloatType()]), "llvm.fabs.f32"
-                    )
-                    wrong = builder.fcmp_ordered(">", builder.call(fabs, [back]), builder.call(fabs, [value]))
+                    magnitudes = (_float_intrinsic(builder, "fabs", v) for v in (back, value))
+                    wrong = builder.fcmp_ordered(">", *magnitudes)
                     step = i16(-1)
                 else:  # one code up (direction 1) or down (-1) in value: +-1 by the code's sign
                     wrong = builder.fcmp_ordered("<" if direction == 1 else ">", back, value)
