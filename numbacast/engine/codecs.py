@@ -122,8 +122,9 @@ def signed_codes(source, target, over, inf, nan):
     magnitude_ones = uint(dst_sign - 1)
     # clamped, a NaN's magnitude is the clamp's code, over_pos: its code is a fixed step above it
     nan_stepped = clamp and nan_pos >= over_pos and nan_neg_flip in (nan_pos, nan_pos ^ dst_sign)
-    nan_ored = not nan_stepped and nan_pos == magnitude_ones and nan_neg_flip == nan_pos  # or-ed in, the sign kept
-    nan_unsigned_ored = not nan_stepped and nan_pos == magnitude_ones and nan_neg == nan_pos  # the sign dropped
+    # else a NaN code with every magnitude bit set is or-ed in, the sign kept or dropped
+    nan_ored = not nan_stepped and nan_pos == magnitude_ones and nan_neg_flip == nan_pos
+    nan_unsigned_ored = not nan_stepped and nan_pos == magnitude_ones and nan_neg == nan_pos
     nan_step = uint(nan_pos - over_pos if nan_stepped else 0)  # uint32 arithmetic: never below zero
     nan_drops_sign = nan_neg == nan_pos
     # Clamped into a format whose only code with the sign bit and a zero
