@@ -129,3 +129,23 @@ def test_cpu_option_runs_a_child_compiled_for_that_cpu(tmp_path):
     )
     assert "kernels compiled for CPU haswell (features: those of haswell)" in done.stdout
     assert len(rows_of(done.stdout, "INT32 -> INT8")) == 1
+
+
+def test_nvfp4_rows_and_their_trivial_kernels(capsys):
+    """NVFP4 quantised with its default tensor scale reads its input twice and
+    is paired with a trivial kernel that does too; with the scale given, the
+    same codes in one pass, paired with the one-pass trivial kernel."""
+    import numpy as np
+
+    from benchmarks.harness import baselines
+
+    x = baselines.codes(baselines.sample(bench.FLOAT, 4099))
+    assert baselines.largest_code(x) == x.max()
+    given, default = baselines.NVFP4_GIVEN_SCALE, baselines.MX_FORMATS[-1]
+    assert (default.reads_twice, given.reads_twice) == (True, False)
+    ours_given, ours_default = (baselines.mx_cast(bench.FLOAT, f, 4096)() for f in (given, default))
+    assert np.array_equal(ours_given.elements, ours_default.elements)
+    assert np.array_equal(ours_given.scales, ours_default.scales)
+    out = run_bench(capsys, "--groups", "mx")
+    assert len(rows_of(out, "FLOAT -> nvfp4")) == len(rows_of(out, "FLOAT -> nvfp4 (tensor_scale given)")) == 1
+    assert not rows_of(out, "nvfp4 (tensor_scale given) -> FLOAT")

@@ -80,6 +80,24 @@ def copy_low_bits(src, dst):
         dst[i] = src[i]
 
 
+#: Parts :func:`largest_code` cuts its input into, one a task of its parallel loop.
+LARGEST_CODE_PARTS = 64
+
+
+@cached_njit(parallel=True, nogil=True)
+def largest_code(src):
+    """The largest of the unsigned codes ``src``: a trivial pass reading them once."""
+    step = (src.size + LARGEST_CODE_PARTS - 1) // LARGEST_CODE_PARTS
+    largest = np.zeros(LARGEST_CODE_PARTS, src.dtype)
+    for part in prange(LARGEST_CODE_PARTS):
+        chunk = src[part * step : (part + 1) * step]  # a loop to its size runs in vector lanes
+        value = largest[part]
+        for i in range(chunk.size):
+            value = max(value, chunk[i])
+        largest[part] = value
+    return largest.max()
+
+
 @cached_njit(parallel=True, nogil=True)
 def pack_pairs(src, dst):
     for i in prange(dst.size):
@@ -272,17 +290,29 @@ def cast_model(source, target, opset):
 
 @dataclass(frozen=True)
 class BlockFormatName:
-    """A block format as one side of a bench pair (``numbacast.mx``)."""
+    """A block format as one side of a bench pair (``numbacast.mx``); NVFP4
+    with ``given_tensor_scale`` is quantised with its tensor scale given
+    (one pass over the data), else with the default taken from the data."""
 
     name: str
+    given_tensor_scale: bool = False
 
     @property
     def onnx_name(self):
-        return self.name
+        return f"{self.name} (tensor_scale given)" if self.given_tensor_scale else self.name
+
+    @property
+    def reads_twice(self):
+        """Whether quantising reads the input twice: NVFP4's default tensor
+        scale needs the whole tensor's largest magnitude before any block."""
+        return self.name == "nvfp4" and not self.given_tensor_scale
 
 
 #: The block formats of the ``mx`` bench rows.
 MX_FORMATS = tuple(map(BlockFormatName, ("mxfp8_e4m3", "mxfp4_e2m1", "nvfp4")))
+
+#: NVFP4 quantised in one pass, its tensor scale given (``mx`` rows only).
+NVFP4_GIVEN_SCALE = BlockFormatName("nvfp4", given_tensor_scale=True)
 
 #: gfloat's per-block functions run on ``size // GFLOAT_BLOCK_SHARE`` elements, their time scaled up.
 GFLOAT_BLOCK_SHARE = 512
@@ -294,6 +324,9 @@ def mx_cast(source, target, size):
     import numbacast.mx
 
     x = sample(FLOAT, size)
+    if source is FLOAT and target.given_tensor_scale:
+        tensor_scale = numbacast.mx.quantize(x, target.name).tensor_scale
+        return lambda: numbacast.mx.quantize(x, target.name, tensor_scale=tensor_scale)
     if source is FLOAT:
         return lambda: numbacast.mx.quantize(x, target.name)
     q = numbacast.mx.quantize(x, source.name)
@@ -301,8 +334,21 @@ def mx_cast(source, target, size):
 
 
 def trivial_mx_cast(source, target, size):
-    """The trivial kernel of the same traffic: FLOAT to one byte per element, or back."""
-    return trivial_cast(FLOAT, UINT8, size) if source is FLOAT else trivial_cast(UINT8, FLOAT, size)
+    """The trivial kernel of the same traffic: FLOAT to one byte per element,
+    or back; for a quantisation that reads its input twice, a pass taking
+    the largest code first."""
+    if source is not FLOAT:
+        return trivial_cast(UINT8, FLOAT, size)
+    copy = trivial_cast(FLOAT, UINT8, size)
+    if not target.reads_twice:
+        return copy
+    x = codes(sample(FLOAT, size))
+
+    def run():
+        largest_code(x)
+        return copy()
+
+    return run
 
 
 def gfloat_quantize_blocks(source, target, size):

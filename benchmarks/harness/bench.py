@@ -339,9 +339,11 @@ def make_groups():
         Group(
             "mx",
             "FLOAT to block formats (numbacast.mx.quantize) and back (dequantize), against the trivial kernel "
-            "reading float32 and writing one byte per element (or back); both allocate a fresh output",
+            "reading float32 and writing one byte per element (or back; reading twice, the first time for the "
+            "largest, where NVFP4 takes its tensor scale from the data); both allocate a fresh output",
             "trivial",
-            tuple((FLOAT, f) for f in baselines.MX_FORMATS) + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
+            tuple((FLOAT, f) for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE))
+            + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
             Target("<=", 1.5),
             at_most,
             mx_timed,
