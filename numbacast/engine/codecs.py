@@ -137,14 +137,21 @@ def signed_codes(source, target, over, inf, nan):
     dst_sign = uint(dst_sign)
     zero = uint(0)
 
+    if sign_by_carry:  # a function of its own: fewer lines for Numba to inline, a first cast 0.03 s sooner
+
+        @_jit
+        def code_by_carry(x, a, magnitude, is_nan):
+            sign = uint(uint(x >> sign_move) & dst_sign)
+            result = uint(magnitude + (nan_step if is_nan else zero))  # (an addition: a blend costs more with AVX2)
+            return uint(result | (sign & uint(result + magnitude_ones)))
+
+        return clamp, clamp_bits, code_by_carry
+
     @_jit
     def code(x, a, magnitude, is_nan):
         negative = (x >> sign_shift) != 0
         sign = uint(uint(x >> sign_move) & dst_sign)
         result = magnitude
-        if sign_by_carry:  # (the NaN step an addition: a blend costs more with AVX2)
-            result = uint(result + (nan_step if is_nan else zero))
-            return uint(result | (sign & uint(result + magnitude_ones)))
         if not keep_negative_zero:  # -0 is +0: the sign flip leaves a zero magnitude alone
             # (the literal 0, measured: against it LLVM tests the magnitude's parts cheaply; against
             # a uint32 zero it built a chain of blends, FNUZ casts 1.4x as long with AVX2 code)
