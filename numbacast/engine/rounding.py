@@ -708,6 +708,7 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     half = 1 << (source.mantissa_bits - 1)
     lift = uint(half - 1 if even else half if away else (1 << source.mantissa_bits) - 1 if up_positive else 0)
     offset_parity = uint((target.bias - source.bias) & 1)  # a code's parity less its exponent's
+    tie_up = uint(1 if even else 0)  # ties to even: a tie goes up when the code below it is odd
     mag_mask = uint(source.magnitude_mask)
     src_inf = uint(source.inf_code)
     nan = uint(target.quiet_nan_code)
@@ -737,32 +738,37 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
     half_normal_min = uint(1 << (source.mantissa_bits - 1))
     assert not folded or offset == 0, source
 
+    if folded:  # the default cast from FLOAT: a function of its own, which Numba inlines (a first cast 0.01 s sooner)
+
+        @functools.partial(helper_njit, inline="always")
+        def encode_folded(bits, r):
+            a = uint(uint(bits) & mag_mask)
+            nan_in = from_bits(a) != from_bits(a)
+            v = from_bits(a)
+            a = float_bits(top_value if v > top_value else v)
+            lifted = a if a > half_normal_min else half_normal_min
+            m = smaller(a, uint(uint(lifted + lifted) - normal_min))
+            code = uint(uint(uint(m + lift + uint(uint(uint(m >> mant_bits) ^ offset_parity) & tie_up)) >> mant_bits))
+            return uint((code if code < nan else nan) | (nan if nan_in else zero))
+
+        return encode_folded
+
     @_jit
     def encode(bits, r):
         a = uint(uint(bits) & mag_mask)
         nan_in = from_bits(a) != from_bits(a)
         code_offset = offset
-        if folded:
-            v = from_bits(a)
-            a = float_bits(top_value if v > top_value else v)
-            lifted = a if a > half_normal_min else half_normal_min
-            m = smaller(a, uint(uint(lifted + lifted) - normal_min))
-        else:
-            if saturate:
-                a = smaller(a, top_bits)
-            m = a
-            if normalise_subnormals and a < normal_min:
-                m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
-                code_offset = subnormal_offset
+        if saturate:
+            a = smaller(a, top_bits)
+        m = a
+        if normalise_subnormals and a < normal_min:
+            m = uint(float_bits(from_bits(uint(a | one_bits)) - one))
+            code_offset = subnormal_offset
         if random:
             code = uint(uint(uint(m >> mant_bits) + code_offset) + uint(stochastic(uint(m & mant_mask), r)))
         else:  # the mantissa added to the amount that moves it up carries into the exponent
-            add = lift
-            if even:  # a tie goes up when the code below it is odd
-                add = uint(add + uint(uint(uint(m >> mant_bits) ^ offset_parity) & uint(1)))
-            code = uint(uint(uint(m + add) >> mant_bits) + code_offset)
-        if folded:
-            return code if code < nan else nan
+            code = uint(uint(uint(m + lift + uint(uint(uint(m >> mant_bits) ^ offset_parity) & tie_up)) >> mant_bits))
+            code = uint(code + code_offset)
         if saturate:
             result = uint(larger(sint(code), sint(0)))
         else:
