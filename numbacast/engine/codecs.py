@@ -137,7 +137,8 @@ def signed_codes(source, target, over, inf, nan):
     dst_sign = uint(dst_sign)
     zero = uint(0)
 
-    if sign_by_carry:  # a function of its own: fewer lines for Numba to inline, a first cast 0.03 s sooner
+    # The two commonest cases are functions of their own: fewer lines for Numba to inline (a first cast 0.03 s sooner)
+    if sign_by_carry:
 
         @_jit
         def code_by_carry(x, a, magnitude, is_nan):
@@ -146,6 +147,17 @@ def signed_codes(source, target, over, inf, nan):
             return uint(result | (sign & uint(result + magnitude_ones)))
 
         return clamp, clamp_bits, code_by_carry
+
+    if clamp and nan_stepped and keep_negative_zero:  # the saturating float8, float6 and float4 casts: the same
+
+        @_jit
+        def code_stepped(x, a, magnitude, is_nan):
+            sign = uint(uint(x >> sign_move) & dst_sign)
+            if nan_drops_sign:
+                sign = zero if is_nan else sign
+            return uint(uint(magnitude + (nan_step if is_nan else zero)) ^ sign)
+
+        return clamp, clamp_bits, code_stepped
 
     @_jit
     def code(x, a, magnitude, is_nan):
