@@ -318,7 +318,8 @@ _TWO_62 = 2.0**62
 @functools.cache
 def float_to_int(fmt, real=np.float64):
     """``convert(x) -> int``: a float64 (or a float32, when ``real`` is
-    ``np.float32``) to the integer format ``fmt``, as an int64 (uint64 for UINT64).
+    ``np.float32``) to the integer format ``fmt``, as an int64 (uint64 for UINT64);
+    ``x`` is first made a ``real`` (a no-op on a value of that type).
 
     Targets that fit in an int32 convert through int32, after the range
     checks and in the source's own width: packed float32 -> int32 and float64
@@ -338,13 +339,13 @@ def float_to_int(fmt, real=np.float64):
 
             @_jit
             def to_small_int32(x):
-                return np.int64(int32(clamp(np.rint(x), low, high)) & mask32)
+                return np.int64(int32(clamp(np.rint(real(x)), low, high)) & mask32)
 
             return to_small_int32
 
         @_jit
         def to_small_int(x):
-            r = np.rint(x)
+            r = np.rint(real(x))
             return np.int64(r) & mask if abs(r) < _TWO_62 else 0
 
         return to_small_int
@@ -362,6 +363,7 @@ def float_to_int(fmt, real=np.float64):
 
         @_jit
         def to_int_clamped(x):
+            x = real(x)
             n = through(clamp(x if x == x else zero, lowest, largest))
             # a no-op on values already in range, which lets LLVM narrow them by saturating packs
             n = n if n > low32 else low32
@@ -371,6 +373,7 @@ def float_to_int(fmt, real=np.float64):
 
     @_jit
     def to_int(x):
+        x = real(x)
         if x != x:
             return result(0)
         if x >= highest:

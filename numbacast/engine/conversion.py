@@ -336,9 +336,8 @@ def target_stage(kind, source_bits, conversion, part=None):
         if kind == "int":
             mask = fmt.mask
             return _jit(lambda x: np.int64(x) & mask) if fmt.bits < 8 else _identity
-        real = np.float32 if kind == "f32" else np.float64
-        to_int = codecs.float_to_int(fmt, real)
-        return _jit(lambda x: to_int(real(x)))
+        # float_to_int's function itself (it makes x a float of the kind): one inlined function less
+        return codecs.float_to_int(fmt, np.float32 if kind == "f32" else np.float64)
 
     def encoder(source):
         """``(encode, takes_r)``: rounds from float32 or float64 bits to a float
