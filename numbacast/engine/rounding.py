@@ -742,14 +742,12 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
 
         @functools.partial(helper_njit, inline="always")
         def encode_folded(bits, r):
-            a = uint(uint(bits) & mag_mask)
-            nan_in = from_bits(a) != from_bits(a)
-            v = from_bits(a)
-            a = float_bits(top_value if v > top_value else v)
+            v = from_bits(uint(uint(bits) & mag_mask))
+            a = float_bits(top_value if v > top_value else v)  # NaN stays NaN: its code is above 255
             lifted = a if a > half_normal_min else half_normal_min
             m = smaller(a, uint(uint(lifted + lifted) - normal_min))
             code = uint(uint(uint(m + lift + uint(uint(uint(m >> mant_bits) ^ offset_parity) & tie_up)) >> mant_bits))
-            return uint((code if code < nan else nan) | (nan if nan_in else zero))
+            return code if code < nan else nan
 
         return encode_folded
 
