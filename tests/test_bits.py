@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from numbacast.engine.bits import larger, multiply_add, smaller
+from numbacast.engine.bits import choose, larger, multiply_add, smaller
 
 INTEGER_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -91,3 +91,39 @@ def test_multiply_add_of_an_exact_product(dtype):
 def test_multiply_add_takes_floats_of_one_type():
     with pytest.raises(TypingError, match="multiply_add takes three float32 or three float64"):
         _multiply_add(np.float32(1.0), np.float64(2.0), np.float32(0.0))
+
+
+@njit
+def _choose(condition, a, b):
+    return choose(condition, a, b)
+
+
+@njit
+def _conditional(condition, a, b):
+    return a if condition else b
+
+
+@njit
+def _choose_literal(a):
+    return choose(a > 0, a, np.uint32(7)), choose(a == 0, np.float32(np.nan), np.float32(-0.0))
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int64, np.float32, np.float64], ids=lambda t: np.dtype(t).name)
+def test_choose_is_a_conditional_expression(dtype):
+    values = [dtype(0), dtype(1), dtype(np.iinfo(dtype).max if np.dtype(dtype).kind in "iu" else np.inf)]
+    for a in values:
+        for b in values[::-1]:
+            for condition in (True, False):
+                got, expected = _choose(condition, a, b), _conditional(condition, a, b)
+                assert got == expected == (a if condition else b) and type(got) is type(expected), (condition, a, b)
+
+
+def test_choose_of_literal_values_and_nan():
+    assert _choose_literal(np.uint32(3)) == (3, np.float32(-0.0))
+    first, second = _choose_literal(np.uint32(0))
+    assert first == 7 and np.isnan(second)
+
+
+def test_choose_takes_two_values_of_one_type():
+    with pytest.raises(TypingError, match="choose takes a bool and two values of one type"):
+        _choose(True, np.float32(1.0), np.float64(2.0))

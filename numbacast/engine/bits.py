@@ -4,7 +4,8 @@
 (as uint64); ``float32_from_bits`` and ``float64_from_bits`` go back.
 ``leading_zeros``, ``trailing_zeros`` and ``ones`` count the leading zero,
 trailing zero and set bits of an integer; ``smaller`` and ``larger`` are
-``min`` and ``max`` of two integers.  ``clamp(x, low, high)`` bounds a
+``min`` and ``max`` of two integers, ``choose(c, a, b)`` is ``a if c else b``
+without a branch.  ``clamp(x, low, high)`` bounds a
 float by two constants in one vector min and one vector max, and
 ``multiply_add(a, b, c)`` is ``a * b + c``, fused where the target can.  ``half_code(direction)``
 is the FLOAT16 code of a float32 by the processor's own conversion, rounded
@@ -111,6 +112,25 @@ smaller = _pick(
     "without the function Numba's ``min`` compiles for each pair of types (20 ms a first call).",
 )
 larger = _pick("larger", ">", "``max(a, b)`` of two integers, as :func:`smaller` is ``min``.")
+
+
+@intrinsic
+def choose(typingctx, condition, if_true, if_false):
+    """``if_true if condition else if_false`` (two values of one type) as one
+    LLVM ``select``, not branches: Numba copies the whole scope of a function
+    it inlines once for each of its blocks, and a conditional expression is
+    three blocks (a first cast compiled 0.02 s sooner for two of them)."""
+    result = types.unliteral(if_true)
+    if not isinstance(condition, types.Boolean) or types.unliteral(if_false) != result:
+        raise errors.NumbaTypeError(
+            f"choose takes a bool and two values of one type, not {condition}, {if_true}, {if_false}"
+        )
+
+    def codegen(context, builder, signature, args):
+        values = (context.cast(builder, v, t, result) for v, t in zip(args[1:], signature.args[1:]))
+        return builder.select(args[0], *values)
+
+    return result(condition, if_true, if_false), codegen
 
 
 def _float_intrinsic(builder, name, *operands):

@@ -28,7 +28,7 @@ import functools
 import numpy as np
 
 from ..formats import description as formats
-from .bits import clamp, float32_from_bits, float64_from_bits, float_bits, larger, leading_zeros, smaller
+from .bits import choose, clamp, float32_from_bits, float64_from_bits, float_bits, larger, leading_zeros, smaller
 from .cache import helper_njit
 
 _jit = functools.partial(helper_njit, inline="always")
@@ -143,7 +143,7 @@ def signed_codes(source, target, over, inf, nan):
         @_jit
         def code_by_carry(x, a, magnitude, is_nan):
             sign = uint(uint(x >> sign_move) & dst_sign)
-            result = uint(magnitude + (nan_step if is_nan else zero))  # (an addition: a blend costs more with AVX2)
+            result = uint(magnitude + choose(is_nan, nan_step, zero))  # (an addition: a blend costs more with AVX2)
             return uint(result | (sign & uint(result + magnitude_ones)))
 
         return clamp, clamp_bits, code_by_carry
@@ -154,8 +154,8 @@ def signed_codes(source, target, over, inf, nan):
         def code_stepped(x, a, magnitude, is_nan):
             sign = uint(uint(x >> sign_move) & dst_sign)
             if nan_drops_sign:
-                sign = zero if is_nan else sign
-            return uint(uint(magnitude + (nan_step if is_nan else zero)) ^ sign)
+                sign = choose(is_nan, zero, sign)
+            return uint(uint(magnitude + choose(is_nan, nan_step, zero)) ^ sign)
 
         return clamp, clamp_bits, code_stepped
 
@@ -238,7 +238,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
         magnitude = uint(uint(uint(uint(a + round_bias) + uint((a >> shift) & one)) >> shift) - rebias_after)
         if has_subnormal_range:
             in_steps = uint(float_bits(from_bits(a) + magic) - magic_bits)
-            magnitude = magnitude if magnitude < in_steps else in_steps
+            magnitude = smaller(magnitude, in_steps)
         return signed_code(x, a, magnitude, nan)
 
     return encode
@@ -364,10 +364,9 @@ def float_to_int(fmt, real=np.float64):
         @_jit
         def to_int_clamped(x):
             x = real(x)
-            n = through(clamp(x if x == x else zero, lowest, largest))
+            n = through(clamp(choose(x == x, x, zero), lowest, largest))
             # a no-op on values already in range, which lets LLVM narrow them by saturating packs
-            n = n if n > low32 else low32
-            return result(n if n < high32 else high32)
+            return result(smaller(larger(n, low32), high32))
 
         return to_int_clamped
 

@@ -33,7 +33,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ..formats import description as formats
-from .bits import float_bits, larger, leading_zeros, multiply_add, smaller
+from .bits import choose, float_bits, larger, leading_zeros, multiply_add, smaller
 from .cache import helper_njit
 from .codecs import signed_codes, source_arithmetic
 
@@ -743,11 +743,11 @@ def e8m0_rounding_encoder(source, saturate, rounding, stochastic_bits=FULL_BITS,
         @functools.partial(helper_njit, inline="always")
         def encode_folded(bits, r):
             v = from_bits(uint(uint(bits) & mag_mask))
-            a = float_bits(top_value if v > top_value else v)  # NaN stays NaN: its code is above 255
-            lifted = a if a > half_normal_min else half_normal_min
+            a = float_bits(choose(v > top_value, top_value, v))  # NaN stays NaN: its code is above 255
+            lifted = larger(a, half_normal_min)
             m = smaller(a, uint(uint(lifted + lifted) - normal_min))
             code = uint(uint(uint(m + lift + uint(uint(uint(m >> mant_bits) ^ offset_parity) & tie_up)) >> mant_bits))
-            return code if code < nan else nan
+            return smaller(code, nan)
 
         return encode_folded
 
