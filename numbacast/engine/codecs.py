@@ -286,9 +286,9 @@ def float_decoder(fmt):
         @_jit
         def decode_moved_up(code):
             bits = uint(uint(uint(code) & code_mask) << widen)
-            if uint(bits & magnitude32) > infinity_bits:
-                bits = uint(quiet_nan_bits | uint(bits & sign32))
-            return from_bits(bits)
+            return from_bits(
+                choose(uint(bits & magnitude32) > infinity_bits, uint(quiet_nan_bits | uint(bits & sign32)), bits)
+            )
 
         return decode_moved_up
 
@@ -298,14 +298,13 @@ def float_decoder(fmt):
         a = uint(c & mag_mask)
         exponent = uint(a & exponent_field)
         value = from_bits(uint(uint(a << widen) + rebias))
-        if exponent == zero:
-            value = real(uint(a | implicit)) * zero_exponent_scale
-        if ieee_nan and exponent == exponent_field:
-            value = quiet_nan if (a & mant_mask) != zero else infinity
-        if all_ones_nan and a == mag_mask:
-            value = quiet_nan
-        if negative_zero_nan and c == uint(uint(1) << sign_shift):
-            value = quiet_nan
+        value = choose(exponent == zero, real(uint(a | implicit)) * zero_exponent_scale, value)
+        if ieee_nan:
+            value = choose(exponent == exponent_field, choose((a & mant_mask) != zero, quiet_nan, infinity), value)
+        if all_ones_nan:
+            value = choose(a == mag_mask, quiet_nan, value)
+        if negative_zero_nan:
+            value = choose(c == uint(uint(1) << sign_shift), quiet_nan, value)
         negative = signed and (c >> sign_shift) != zero
         return from_bits(uint(float_bits(value) | uint(uint(negative) << result_sign_shift)))
 
