@@ -167,22 +167,20 @@ def signed_codes(source, target, over, inf, nan):
         if not keep_negative_zero:  # -0 is +0: the sign flip leaves a zero magnitude alone
             # (the literal 0, measured: against it LLVM tests the magnitude's parts cheaply; against
             # a uint32 zero it built a chain of blends, FNUZ casts 1.4x as long with AVX2 code)
-            sign = sign if magnitude != 0 else zero
+            sign = choose(magnitude != 0, sign, zero)
         if not clamp:
-            if magnitude > max_code:
-                result = over_neg_flip if negative else over_pos
-            if a == src_inf:
-                result = inf_neg_flip if negative else inf_pos
+            result = choose(magnitude > max_code, choose(negative, over_neg_flip, over_pos), result)
+            result = choose(a == src_inf, choose(negative, inf_neg_flip, inf_pos), result)
         if nan_stepped:
-            result = uint(result + (nan_step if is_nan else zero))
+            result = uint(result + choose(is_nan, nan_step, zero))
             if nan_drops_sign:
-                sign = zero if is_nan else sign
+                sign = choose(is_nan, zero, sign)
         elif nan_ored or nan_unsigned_ored:
-            result = uint(result | (nan_pos if is_nan else zero))
+            result = uint(result | choose(is_nan, nan_pos, zero))
             if nan_unsigned_ored:
-                sign = zero if is_nan else sign
-        elif is_nan:
-            result = nan_neg_flip if negative else nan_pos
+                sign = choose(is_nan, zero, sign)
+        else:
+            result = choose(is_nan, choose(negative, nan_neg_flip, nan_pos), result)
         return uint(result ^ sign)
 
     return clamp, clamp_bits, code
