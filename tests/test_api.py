@@ -71,6 +71,43 @@ def test_bad_saturate(saturate):
         cast(np.ones(2), "float8e4m3fn", saturate=saturate)
 
 
+def test_a_repeated_cast_is_checked_as_its_first_call_was():
+    """A cast made before is repeated without its checks (``api._CASTS_MADE``):
+    arguments that only look or hash like its own still get their checks
+    and their own result."""
+    x = np.array([1.0, -2.5, 1e6, 0.1], np.float32)
+    assert cast(x, 1).dtype == np.float32  # ONNX id 1 is FLOAT
+    for bad in (True, 1.0, np.float64(1.0)):
+        with pytest.raises(TypeError, match="a type must be"):
+            cast(x, bad)
+    assert cast(x, "float8e4m3fn").view(np.uint8).tolist() == [0x38, 0xC2, 0x7E, 0x1D]
+    for saturate in (2, 1.0, "yes"):
+        with pytest.raises(TypeError, match="saturate"):
+            cast(x, "float8e4m3fn", saturate=saturate)
+    assert cast(x, "float8e4m3fn", saturate=False).view(np.uint8).tolist() == [0x38, 0xC2, 0x7F, 0x1D]
+    with pytest.raises(TypeError, match="cannot read a type from"):
+        cast(x, ["float8e4m3fn"])  # unhashable: no key at all
+    with pytest.raises(ValueError, match="up.*down.*nearest"):
+        cast(x, "float8e8m0", round_mode=["up"])
+    x = np.array([1.0, -2.5, 1000.0, 0.1], np.float32)
+    expected = x.astype(np.float16)
+    for y in (
+        x,
+        x[::-1],
+        x.astype(">f4"),
+        x.reshape(2, 2),
+        x[::2],
+        np.frombuffer(b"-" + x.tobytes(), x.dtype, offset=1),
+    ):
+        for _ in range(2):  # the first call and its repetition
+            result = cast(y, "float16")
+            assert result.shape == y.shape
+            assert np.array_equal(result, y.astype(np.float16)), y
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    assert np.array_equal(cast(read_only, "float16"), expected)
+
+
 def test_errors_come_before_any_compilation():
     from numbacast.engine.kernels import serial_kernel
 

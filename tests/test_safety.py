@@ -130,12 +130,11 @@ def test_the_kernels_type_every_array_as_numba_does():
         assert kernels._numba_type(a) == typeof(a), a
 
 
-def test_launch_refuses_arrays_that_are_not_flat():
+def test_a_launcher_refuses_arrays_that_are_not_flat():
     matrix = np.matrix(np.zeros((2, 3)))
+    launcher = kernels.Launcher(Conversion.make(numbacast.DOUBLE, numbacast.DOUBLE), kernels.NO_TABLE)
     with pytest.raises(ValueError, match="1-D C-contiguous"):
-        kernels.launch(
-            np.zeros(6), matrix.reshape(-1), Conversion.make(numbacast.DOUBLE, numbacast.DOUBLE), kernels.NO_TABLE
-        )
+        launcher(np.zeros(6), matrix.reshape(-1))
 
 
 def test_every_kind_of_input_and_out_matches_the_oracle(tmp_path):

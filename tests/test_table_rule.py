@@ -7,7 +7,7 @@ import pytest
 import numbacast as nc
 from numbacast.engine.arrays import table, uses_table
 from numbacast.engine.conversion import Conversion, kernel_dtype
-from numbacast.engine.kernels import NO_TABLE, launch
+from numbacast.engine.kernels import NO_TABLE, Launcher
 
 SMALL = [t for t in nc.TYPES if t.storage.itemsize <= 2]
 
@@ -45,7 +45,7 @@ def test_table_and_compute_give_the_same_bits(source, target, options):
     if source.bits < 8:
         codes = codes[: 1 << source.bits]
     by_table = np.empty(codes.size, kernel_dtype(target))
-    launch(codes, by_table, None, table(conversion))
+    Launcher(None, table(conversion))(codes, by_table)
     computed = np.empty_like(by_table)
-    launch(codes.view(kernel_dtype(source)), computed, conversion, NO_TABLE)
+    Launcher(conversion, NO_TABLE)(codes.view(kernel_dtype(source)), computed)
     assert by_table.view(f"u{by_table.itemsize}").tolist() == computed.view(f"u{computed.itemsize}").tolist()

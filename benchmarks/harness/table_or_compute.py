@@ -35,7 +35,7 @@ from numbacast import (
 )
 from numbacast.engine.arrays import table
 from numbacast.engine.conversion import Conversion, kernel_dtype
-from numbacast.engine.kernels import NO_TABLE, launch
+from numbacast.engine.kernels import NO_TABLE, Launcher
 
 from .bench import cpu_model
 
@@ -74,8 +74,8 @@ def timings(source, target, size, repeat):
     dst = np.empty(size, kernel_dtype(target))
     lookup = table(conversion)
     ways = {
-        "table": lambda: launch(codes, dst, None, lookup),
-        "compute": lambda: launch(codes.view(kernel_dtype(source)), dst, conversion, NO_TABLE),
+        "table": lambda: Launcher(None, lookup)(codes, dst),
+        "compute": lambda: Launcher(conversion, NO_TABLE)(codes.view(kernel_dtype(source)), dst),
     }
     results = {name: [] for name in ways}
     for way in ways.values():

@@ -16,7 +16,7 @@ import numpy as np
 from ..formats.registry import DOUBLE, FLOAT
 from .checks import check_out, check_source, refuse_masked
 from .conversion import Conversion, kernel_dtype
-from .kernels import NO_TABLE, PARALLEL_MIN, launch
+from .kernels import NO_TABLE, PARALLEL_MIN, Launcher
 from .stochastic import cast_stochastic, check_random_bits
 
 #: Sources of at most this many bytes may be converted through a table of all their codes.
@@ -60,6 +60,12 @@ def cast_numbers(
     return run(conversion, array, out)
 
 
+def plan_of(array, target, saturate=True, round_mode="up", rounding=None):
+    """The :class:`Plan` of :func:`cast_numbers` of the ndarray ``array`` with
+    these checked options (not stochastic)."""
+    return plan(Conversion.make(check_source(array, None), target, saturate, round_mode, rounding=rounding))
+
+
 def run(conversion, array, out=None):
     """Apply ``conversion`` to every element of ``array``, into ``out`` (checked
     by :func:`~numbacast.engine.checks.check_out`) or a new array; return that array.
@@ -70,29 +76,63 @@ def run(conversion, array, out=None):
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     if out is None:
-        result = out = np.empty(array.shape, conversion.target.storage)
+        return plan(conversion).new(array)
+    result, out = out, out.view(np.ndarray)
+    if not out.flags.c_contiguous or np.may_share_memory(out, array):
+        out[...] = plan(conversion).new(array)
     else:
-        result, out = out, out.view(np.ndarray)
-        if not out.flags.c_contiguous or np.may_share_memory(out, array):
-            out[...] = run(conversion, array)
-            return result
-    src = np.ascontiguousarray(array).reshape(-1)
-    dst = out.reshape(-1).view(kernel_dtype(conversion.target))
-    src, step, lookup = kernel_arguments(conversion, src)
-    if step is None and src.size < PARALLEL_MIN:
-        np.take(lookup, src, out=dst)  # a gather by NumPy: a first small cast compiles no loop for it
-    else:
-        launch(src, dst, step, lookup)
+        plan(conversion).apply(_flat(np.ascontiguousarray(array)), _flat(out))
     return result
 
 
-def kernel_arguments(conversion, src):
-    """``(src, step, table)`` for a kernel over the flat source array ``src``:
-    its codes and the table when :func:`uses_table`, else its kernel view,
-    the conversion and :data:`~numbacast.engine.kernels.NO_TABLE`."""
-    if uses_table(conversion):
-        return src.view(f"u{src.dtype.itemsize}"), None, table(conversion)
-    return src.view(kernel_dtype(conversion.source)), conversion, NO_TABLE
+@functools.cache
+def plan(conversion):
+    """The :class:`Plan` of ``conversion``, made on its first use."""
+    return Plan(conversion)
+
+
+class Plan:
+    """How :func:`run` applies one conversion, worked out once: the dtypes
+    its kernel reads and writes, the :func:`table` of its results when
+    :func:`uses_table`, and the :class:`~numbacast.engine.kernels.Launcher`
+    keeping its compiled loops.  A warm call of :meth:`new` costs an
+    allocation, two views and the loop (``numbacast.cast`` keeps the plans
+    of the casts it made: see its call overhead in docs/benchmarks.md)."""
+
+    def __init__(self, conversion):
+        self.storage = conversion.target.storage
+        self.target_view = kernel_dtype(conversion.target)
+        if uses_table(conversion):  # the codes index the table
+            self.source_view = np.dtype(f"u{conversion.source.storage.itemsize}")
+            self.lookup = table(conversion)
+            self.launch = Launcher(None, self.lookup)
+        else:
+            self.source_view, self.lookup = kernel_dtype(conversion.source), None
+            self.launch = Launcher(conversion, NO_TABLE)
+
+    def new(self, array):
+        """The conversion of the ndarray ``array`` (of the source's storage,
+        native byte order, any shape and strides) in a new array."""
+        result = np.empty(array.shape, self.storage)
+        self.apply(_flat(np.ascontiguousarray(array)), _flat(result))
+        return result
+
+    def apply(self, src, dst):
+        """``dst`` = the conversion of ``src``, both flat C-contiguous arrays
+        of the source's and the target's storage."""
+        if src.dtype != self.source_view:
+            src = src.view(self.source_view)
+        if dst.dtype != self.target_view:
+            dst = dst.view(self.target_view)
+        if self.lookup is not None and src.size < PARALLEL_MIN:
+            np.take(self.lookup, src, out=dst)  # a gather by NumPy: a first small cast compiles no loop for it
+        else:
+            self.launch(src, dst)
+
+
+def _flat(array):
+    """The C-contiguous ``array`` as one dimension (itself when it is one)."""
+    return array if array.ndim == 1 else array.reshape(-1)
 
 
 def uses_table(conversion):
@@ -138,6 +178,6 @@ def table(conversion):
     source = conversion.source
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
-    launch(codes.view(kernel_dtype(source)), result, conversion, NO_TABLE, parallel=False)
+    Launcher(conversion, NO_TABLE)(codes.view(kernel_dtype(source)), result, parallel=False)
     result.flags.writeable = False
     return result

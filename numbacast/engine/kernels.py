@@ -18,7 +18,7 @@ array types -- on its first use, and caches the machine code on disk
 serial loop, which takes a fraction of the time of the parallel one.
 ``cast_kernel`` chooses between the two for ``@njit`` code.
 
-From Python, call :func:`launch` (or any parallel kernel through
+From Python, call a :class:`Launcher` (or any parallel kernel through
 :func:`take_turns`): one parallel kernel runs at a time per process.
 Numba's ``workqueue`` threading layer aborts the process when two threads
 start parallel work at once, and every layer would oversubscribe the cores.
@@ -191,7 +191,7 @@ def _entry_point(kernel, src, dst, conversion, table):
     if entry is None:
         if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
             # checked here only: a key that is found says the same of its arrays
-            raise ValueError(f"launch() takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
+            raise ValueError(f"a Launcher takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
         signature = tuple(map(_numba_type, (src, dst, conversion, table)))
         with interrupts_deferred():
             kernel.compile(signature)  # or load it from the disk cache
@@ -233,21 +233,43 @@ def take_turns(kernel, *args):
         return kernel(*args)
 
 
-def launch(src, dst, conversion, table, parallel=True):
-    """:func:`cast_kernel` from Python, any thread, on 1-D C-contiguous arrays
-    of the same size: parallel runs take turns, serial ones (small arrays, or
-    ``parallel`` False) do not wait.  Each of the two loops is compiled (or
-    loaded) on its first use.  In a process forked after a parallel kernel ran
-    under a fork-unsafe threading layer every run is serial."""
-    if src.size != dst.size:
-        raise ValueError(f"launch() takes arrays of one size, not {src.shape} and {dst.shape}")
-    if src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only:
-        _entry_point(serial_kernel, src, dst, conversion, table)(src, dst, conversion, table)
-        return
-    entry = _entry_point(parallel_kernel, src, dst, conversion, table)
-    _ProcessState.ran_parallel = True
-    with _PARALLEL_LAUNCH:
-        entry(src, dst, conversion, table)
+class Launcher:
+    """:func:`cast_kernel` of one conversion and table from Python, any thread,
+    on 1-D C-contiguous arrays of the same size: parallel runs take turns,
+    serial ones (small arrays, or ``parallel`` False) do not wait.  Each of
+    the two loops is compiled (or loaded) on its first use, and its entry
+    point kept by the dtypes, dimensions and typed flags of the arrays: a
+    warm call looks it up by those alone, not by the conversion's fields
+    too.  In a process forked after a parallel kernel ran under a
+    fork-unsafe threading layer every run is serial."""
+
+    def __init__(self, conversion, table):
+        self.conversion, self.table = conversion, table
+        self._entries: dict = {}
+
+    def __call__(self, src, dst, parallel=True):
+        if src.size != dst.size:
+            raise ValueError(f"a Launcher takes arrays of one size, not {src.shape} and {dst.shape}")
+        serial = src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only
+        key = (
+            serial,
+            src.dtype,
+            src.ndim,
+            src.flags.num & _TYPED_FLAGS,
+            dst.dtype,
+            dst.ndim,
+            dst.flags.num & _TYPED_FLAGS,
+        )
+        entry = self._entries.get(key)
+        if entry is None:
+            kernel = serial_kernel if serial else parallel_kernel
+            entry = self._entries[key] = _entry_point(kernel, src, dst, self.conversion, self.table)
+        if serial:
+            entry(src, dst, self.conversion, self.table)
+            return
+        _ProcessState.ran_parallel = True
+        with _PARALLEL_LAUNCH:
+            entry(src, dst, self.conversion, self.table)
 
 
 def split_run(kernels, size, *args):
