@@ -55,11 +55,12 @@ def runtime() -> Any:
     )
 
 
-#: The casts of a plain ndarray into a new array made so far, by the type and
-#: value of ``to``, the dtype and the options: each holds the function that
-#: repeats it (:meth:`numbacast.engine.arrays.Plan.new`), which a later call
-#: with the same key runs at once, without the checks its first call passed
-#: (a third of a small call's time).
+#: The casts of a plain ndarray made so far, by the type and value of ``to``,
+#: the dtype and the options: each holds ``(plan, target)``, the
+#: :class:`numbacast.engine.arrays.Plan` that repeats it and the resolved
+#: ``to``, which a later call with the same key runs at once, without the
+#: checks its first call passed (two thirds of a small call's time); only a
+#: plain ndarray ``out`` is checked again (its own dtype, shape and flags).
 _CASTS_MADE: dict = {}
 
 
@@ -160,18 +161,22 @@ def cast(
     made = None  # the key of this call in _CASTS_MADE, when it can be one
     if (
         type(x) is np.ndarray
-        and out is None
+        and (out is None or type(out) is np.ndarray)
         and packed is False
         and seed is stochastic_bits is random_bits is source is None
         and (saturate is True or saturate is False)
     ):
         made = (type(to), to, x.dtype, saturate, round_mode, rounding)
         try:
-            new = _CASTS_MADE.get(made)
+            plan_and_target = _CASTS_MADE.get(made)
         except TypeError:  # something unhashable: the checks below name it
-            new = made = None
-        if new is not None:
-            return new(x)
+            plan_and_target = made = None
+        if plan_and_target is not None:
+            plan, target = plan_and_target
+            if out is None:
+                return plan.new(x)
+            runtime().checks.check_out(out, x.shape, target)
+            return plan.into(x, out)
     options = dict(
         saturate=saturate,
         round_mode=round_mode,
@@ -224,8 +229,12 @@ def cast(
         source_type = checks.check_source(array, source_type)
         return run.cast_packed(array, target, saturate, round_mode, out, rounding, source_type)
     if made is not None and not stochastic and array.dtype.isnative:
-        new = _CASTS_MADE[made] = run.plan_of(array, target, saturate, round_mode, rounding).new
-        return new(array)
+        plan = run.plan_of(array, target, saturate, round_mode, rounding)
+        _CASTS_MADE[made] = plan, target
+        if out is None:
+            return plan.new(array)
+        checks.check_out(out, array.shape, target)
+        return plan.into(array, out)
     return run.cast_numbers(array, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)
 
 

@@ -106,6 +106,17 @@ def test_a_repeated_cast_is_checked_as_its_first_call_was():
     read_only = x.copy()
     read_only.flags.writeable = False
     assert np.array_equal(cast(read_only, "float16"), expected)
+    out = np.zeros(8, np.float16)
+    read_only_out = np.zeros(4, np.float16)
+    read_only_out.flags.writeable = False
+    for _ in range(2):  # into out=, each checked: its dtype, shape and flags
+        assert cast(x, "float16", out=out[::2]) is not None and np.array_equal(out[::2], expected)
+        assert np.array_equal(cast(x, "float16", out=out[:4]), expected)
+        for bad, error in ((np.zeros(4), TypeError), (out[:3], ValueError), (read_only_out, ValueError)):
+            with pytest.raises(error, match="out"):
+                cast(x, "float16", out=bad)
+        same = x.copy()
+        assert cast(same, "float32", out=same) is same and np.array_equal(same, x)  # out may be the input
 
 
 def test_errors_come_before_any_compilation():

@@ -77,12 +77,7 @@ def run(conversion, array, out=None):
         array = array.astype(array.dtype.newbyteorder("="))
     if out is None:
         return plan(conversion).new(array)
-    result, out = out, out.view(np.ndarray)
-    if not out.flags.c_contiguous or np.may_share_memory(out, array):
-        out[...] = plan(conversion).new(array)
-    else:
-        plan(conversion).apply(_flat(np.ascontiguousarray(array)), _flat(out))
-    return result
+    return plan(conversion).into(array, out)
 
 
 @functools.cache
@@ -97,7 +92,7 @@ class Plan:
     :func:`uses_table`, and the :class:`~numbacast.engine.kernels.Launcher`
     keeping its compiled loops.  A warm call of :meth:`new` costs an
     allocation, two views and the loop (``numbacast.cast`` keeps the plans
-    of the casts it made: see its call overhead in docs/benchmarks.md)."""
+    of the casts it made: see docs/internals.md)."""
 
     def __init__(self, conversion):
         self.storage = conversion.target.storage
@@ -115,6 +110,16 @@ class Plan:
         native byte order, any shape and strides) in a new array."""
         result = np.empty(array.shape, self.storage)
         self.apply(_flat(np.ascontiguousarray(array)), _flat(result))
+        return result
+
+    def into(self, array, out):
+        """The conversion of the ndarray ``array`` (as for :meth:`new`) into
+        ``out`` (checked by :func:`~numbacast.engine.checks.check_out`), returned."""
+        result, out = out, out.view(np.ndarray)
+        if not out.flags.c_contiguous or np.may_share_memory(out, array):
+            out[...] = self.new(array)
+        else:
+            self.apply(_flat(np.ascontiguousarray(array)), _flat(out))
         return result
 
     def apply(self, src, dst):
