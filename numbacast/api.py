@@ -172,11 +172,7 @@ def cast(
         except TypeError:  # something unhashable: the checks below name it
             plan_and_target = made = None
         if plan_and_target is not None:
-            plan, target = plan_and_target
-            if out is None:
-                return plan.new(x)
-            runtime().checks.check_out(out, x.shape, target)
-            return plan.into(x, out)
+            return _repeat(plan_and_target, x, out)
     options = dict(
         saturate=saturate,
         round_mode=round_mode,
@@ -229,13 +225,19 @@ def cast(
         source_type = checks.check_source(array, source_type)
         return run.cast_packed(array, target, saturate, round_mode, out, rounding, source_type)
     if made is not None and not stochastic and array.dtype.isnative:
-        plan = run.plan_of(array, target, saturate, round_mode, rounding)
-        _CASTS_MADE[made] = plan, target
-        if out is None:
-            return plan.new(array)
-        checks.check_out(out, array.shape, target)
-        return plan.into(array, out)
+        plan_and_target = _CASTS_MADE[made] = run.plan_of(array, target, saturate, round_mode, rounding), target
+        return _repeat(plan_and_target, array, out)
     return run.cast_numbers(array, target, saturate, round_mode, out, rounding, source=source_type, **stochastic)
+
+
+def _repeat(plan_and_target, x, out):
+    """A cast kept in :data:`_CASTS_MADE` of the plain ndarray ``x`` into a
+    new array or ``out`` (a plain ndarray, checked here)."""
+    plan, target = plan_and_target
+    if out is None:
+        return plan.new(x)
+    runtime().checks.check_out(out, x.shape, target)
+    return plan.into(x, out)
 
 
 def cast_masked(x, target, out, packed, options):

@@ -73,9 +73,10 @@ def timings(source, target, size, repeat):
     codes = codes_of(source, size)
     dst = np.empty(size, kernel_dtype(target))
     lookup = table(conversion)
+    by_table, computing = Launcher(None, lookup), Launcher(conversion, NO_TABLE)
     ways = {
-        "table": lambda: Launcher(None, lookup)(codes, dst),
-        "compute": lambda: Launcher(conversion, NO_TABLE)(codes.view(kernel_dtype(source)), dst),
+        "table": lambda: by_table(codes, dst),
+        "compute": lambda: computing(codes.view(kernel_dtype(source)), dst),
     }
     results = {name: [] for name in ways}
     for way in ways.values():

@@ -120,11 +120,6 @@ def cast_kernel(src, dst, conversion, table):
 
 _PARALLEL_LAUNCH = threading.Lock()
 
-#: Compiled entry points of :func:`serial_kernel` and :func:`parallel_kernel` by
-#: ``(kernel, _signature_key(...))``: calling one skips the dispatcher's type
-#: matching (most of a small call's cost).
-_ENTRY_POINTS: dict = {}
-
 #: The threading layers whose thread pool does not survive ``fork``: GNU OpenMP
 #: ends a child that starts a parallel region after its parent ran one.
 FORK_UNSAFE_LAYERS = frozenset({"omp"})
@@ -168,13 +163,6 @@ def _array_key(a):
     return (a.dtype, a.ndim, a.flags.num & _TYPED_FLAGS)
 
 
-def _signature_key(src, dst, conversion, table):
-    """What selects a compiled :func:`cast_kernel` for these arguments: the
-    conversion (its types and options) and everything Numba's type of each
-    array depends on."""
-    return (conversion, _array_key(src), _array_key(dst), _array_key(table))
-
-
 def _numba_type(value):
     """``numba.typeof(value)``, but for an array by the steps of Numba's own
     rule (its dtype, dimensions, layout and whether it is writeable) without
@@ -183,20 +171,6 @@ def _numba_type(value):
     if type(value) is np.ndarray:
         return types.Array(from_dtype(value.dtype), value.ndim, map_layout(value), readonly=not value.flags.writeable)
     return typeof(value)
-
-
-def _entry_point(kernel, src, dst, conversion, table):
-    key = (kernel, *_signature_key(src, dst, conversion, table))
-    entry = _ENTRY_POINTS.get(key)
-    if entry is None:
-        if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
-            # checked here only: a key that is found says the same of its arrays
-            raise ValueError(f"a Launcher takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
-        signature = tuple(map(_numba_type, (src, dst, conversion, table)))
-        with interrupts_deferred():
-            kernel.compile(signature)  # or load it from the disk cache
-        entry = _ENTRY_POINTS[key] = kernel.overloads[signature].entry_point
-    return entry
 
 
 #: Keys (:func:`_arguments_key`) of the calls through :func:`take_turns` made so far.
@@ -241,7 +215,8 @@ class Launcher:
     point kept by the dtypes, dimensions and typed flags of the arrays: a
     warm call looks it up by those alone, not by the conversion's fields
     too.  In a process forked after a parallel kernel ran under a
-    fork-unsafe threading layer every run is serial."""
+    fork-unsafe threading layer every run is serial.  Calling an entry point
+    skips the dispatcher's type matching (most of a small call's cost)."""
 
     def __init__(self, conversion, table):
         self.conversion, self.table = conversion, table
@@ -251,25 +226,27 @@ class Launcher:
         if src.size != dst.size:
             raise ValueError(f"a Launcher takes arrays of one size, not {src.shape} and {dst.shape}")
         serial = src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only
-        key = (
-            serial,
-            src.dtype,
-            src.ndim,
-            src.flags.num & _TYPED_FLAGS,
-            dst.dtype,
-            dst.ndim,
-            dst.flags.num & _TYPED_FLAGS,
-        )
+        key = (serial, _array_key(src), _array_key(dst))
         entry = self._entries.get(key)
         if entry is None:
-            kernel = serial_kernel if serial else parallel_kernel
-            entry = self._entries[key] = _entry_point(kernel, src, dst, self.conversion, self.table)
+            entry = self._entries[key] = self._entry_point(serial_kernel if serial else parallel_kernel, src, dst)
         if serial:
             entry(src, dst, self.conversion, self.table)
             return
         _ProcessState.ran_parallel = True
         with _PARALLEL_LAUNCH:
             entry(src, dst, self.conversion, self.table)
+
+    def _entry_point(self, kernel, src, dst):
+        """The entry point of ``kernel`` compiled (or loaded from the disk
+        cache) for these arrays, this conversion and table."""
+        if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+            # checked here only: a key that is found says the same of its arrays
+            raise ValueError(f"a Launcher takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
+        signature = tuple(map(_numba_type, (src, dst, self.conversion, self.table)))
+        with interrupts_deferred():
+            kernel.compile(signature)
+        return kernel.overloads[signature].entry_point
 
 
 def split_run(kernels, size, *args):
