@@ -40,7 +40,7 @@ from . import rounding as rounding_modes
 from .bits import converts_half_in_hardware, float32_from_bits, float_bits, half_code, half_value
 from .cache import OVERLOAD_OPTIONS, helper_njit
 
-_jit = functools.partial(helper_njit, inline="always")
+_jit = helper_njit
 
 #: The targets whose overflow ``saturate`` chooses.
 SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))

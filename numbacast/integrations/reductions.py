@@ -54,6 +54,7 @@ each entry of that table is wrapped to decline element arrays, whose calls
 stay the serial overloads here.
 """
 
+import functools
 import operator
 
 import numpy as np
@@ -178,6 +179,7 @@ def _walk(array_type):
 # --------------------------------------------------------------------------
 
 
+@functools.cache
 def _fold(element, step, identity):
     """``fold(values)``: ``identity`` stored into the type, then ``step(total, x)`` for each value in C order."""
     first = element.numpy_dtype.type(identity)
@@ -233,6 +235,7 @@ _overloads(np.nansum)(_reduction(operator.add, 0))
 _overloads(np.prod, np.nanprod, arraymath.array_prod)(_reduction(operator.mul, 1))
 
 
+@functools.cache
 def _running(step):
     """``running(values, out)``: NumPy's accumulation of a line by ``step``, from its first element."""
 
@@ -244,6 +247,7 @@ def _running(step):
     return running
 
 
+@functools.cache
 def _flattened(running):
     """``flattened(a)``: ``running`` over the flattened array, in C order."""
 
@@ -329,26 +333,34 @@ def _extremum_result(element):
     return np.int8 if isinstance(element, IntElement) else _same
 
 
-def _extremum(ufunc_name, step):
-    """The typer of NumPy's reduction by ``ufunc_name``, which has no identity."""
+@functools.cache
+def _extremum_loop(ufunc_name, step, walk, result):
+    """``extremum(a)``: the reduction by ``step`` in NumPy's order (``walk``), as ``result``."""
     empty = f"zero-size array to reduction operation {ufunc_name} which has no identity"
+
+    @register_jitable
+    def extremum(a):
+        if a.size == 0:
+            raise ValueError(empty)
+        values = walk(a)
+        best = values.flat[0]
+        for x in values.flat:
+            best = step(best, x)
+        return result(best)
+
+    return extremum
+
+
+def _extremum(ufunc_name, step):
+    """The typer of NumPy's reduction by ``ufunc_name``, which has no identity
+    (its loop compiled once per array type, whichever of NumPy's names calls it)."""
 
     def typer(a):
         element = _element_array(a)
         if element is None:
             return None
-        walk, result = _walk(a), _extremum_result(element)
-
-        def extremum(a):
-            if a.size == 0:
-                raise ValueError(empty)
-            values = walk(a)
-            best = values.flat[0]
-            for x in values.flat:
-                best = step(best, x)
-            return result(best)
-
-        return extremum
+        extremum = _extremum_loop(ufunc_name, step, _walk(a), _extremum_result(element))
+        return lambda a: extremum(a)
 
     return typer
 
@@ -368,9 +380,29 @@ def _ptp(a):
     return lambda a: result(np.max(a) - np.min(a))
 
 
-def _arg_extremum(name, better):
-    """The typer of ``np.<name>(a, axis=None)``: ml_dtypes' loop, in C order."""
+@functools.cache
+def _arg_extremum_loop(name, better):
+    """``arg_extremum(a)``: ml_dtypes' loop, in C order."""
     empty = f"attempt to get {name} of an empty sequence"
+
+    @register_jitable
+    def arg_extremum(a):
+        if a.size == 0:
+            raise ValueError(empty)
+        best, found = np.float32(np.nan), 0  # the first element is taken
+        for i, x in enumerate(a.flat):
+            value = np.float32(x)
+            if better(value, best):
+                best, found = value, i
+                if value != value:
+                    break
+        return found
+
+    return arg_extremum
+
+
+def _arg_extremum(name, better):
+    """The typer of ``np.<name>(a, axis=None)`` (its loop compiled once per array type)."""
 
     def typer(a, axis=None):
         element = _element_array(a)
@@ -378,20 +410,8 @@ def _arg_extremum(name, better):
             return None
         if not _is_none(axis):
             _refuse(f"np.{name}(a, axis=...)", element, f"np.{name}(numbacast.cast(a, 'float'), axis=...)")
-
-        def arg_extremum(a, axis=None):
-            if a.size == 0:
-                raise ValueError(empty)
-            best, found = np.float32(np.nan), 0  # the first element is taken
-            for i, x in enumerate(a.flat):
-                value = np.float32(x)
-                if better(value, best):
-                    best, found = value, i
-                    if value != value:
-                        break
-            return found
-
-        return arg_extremum
+        arg_extremum = _arg_extremum_loop(name, better)
+        return lambda a, axis=None: arg_extremum(a)
 
     return typer
 
@@ -409,6 +429,7 @@ _overloads(np.argmin, np.nanargmin, arraymath.array_argmin)(
 # --------------------------------------------------------------------------
 
 
+@functools.cache
 def _from_float64(element):
     """``T(v)`` of a NumPy float64 ``v`` in Python, for the quotients of
     ``np.mean``: rounded once to nearest even; BFLOAT16's constructor goes
