@@ -80,12 +80,13 @@ import functools
 import operator
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import errors
 from numba.core.imputils import lower_builtin, lower_cast
 from numba.extending import overload, register_jitable
 
 from ..engine.bits import float32_from_bits, float_bits
+from ..engine.cache import OVERLOAD_OPTIONS, helper_njit
 from ..engine.conversion import Conversion, scalar_converter, source_stage
 from ..formats import description as formats
 from ..formats.registry import BFLOAT16, FLOAT, FLOAT8E8M0
@@ -100,7 +101,14 @@ from .numba_types import (
     has_numpy_cast,
 )
 
-_jit = functools.partial(njit, nogil=True, error_model="numpy")
+_jit = functools.partial(helper_njit, error_model="numpy")
+#: The options of the element operators and casts, and of the reductions: compiled like
+#: the kernels' helpers (without the CPython and C wrappers nothing calls, linked into the
+#: code that calls them, which optimises them), with NumPy's error model.
+JIT_OPTIONS = dict(OVERLOAD_OPTIONS, error_model="numpy")
+_overload = functools.partial(overload, jit_options=JIT_OPTIONS)
+#: ``register_jitable`` with :data:`JIT_OPTIONS`.
+jitable = register_jitable(**JIT_OPTIONS)
 
 
 # --------------------------------------------------------------------------
@@ -233,7 +241,7 @@ def _casts_own_floats(element):
     return not isinstance(element, IntElement) and element.onnx_type is not BFLOAT16
 
 
-@register_jitable
+@jitable
 def _bounded_integer(v, convert, bottom, top):
     """The float ``v`` as ml_dtypes converts its own float types to an
     integer type: NaN gives 0, infinities ``top`` and ``bottom``, other
@@ -518,7 +526,7 @@ def _binary(op, symbol, comparison):
         return lambda a, b: write(plain(read_a(a), read_b(b)))
 
     typer.__name__ = f"_element_{plain.__name__}"
-    overload(op, jit_options={"nogil": True, "error_model": "numpy"})(typer)
+    _overload(op)(typer)
 
 
 for _op, _symbol in _ARITHMETIC.items():
@@ -558,7 +566,7 @@ def _refused(op, symbol):
                 f"np.float32(x) {symbol} np.float32(y) (or np.int64 for the integer types)",
             )
 
-    overload(op)(typer)
+    _overload(op)(typer)
 
 
 for _op, _symbol in _REFUSED.items():
@@ -584,7 +592,7 @@ def _refuse_foreign(*operands):
             raise errors.NumbaTypeError(operand.dtype.refusal())
 
 
-@overload(operator.setitem)
+@_overload(operator.setitem)
 def _setitem(array, index, value):
     """``a[i] = x`` of an element ``x``: into an element array where NumPy has
     the cast; into an array of Numba numbers (float, integer, bool) as NumPy
@@ -613,13 +621,13 @@ def _through_signed(convert, itemsize):
     its range: LLVM's code gave 255 for 256.0 into uint8 with AVX2 and 0 with
     AVX-512."""
     signed, limit = (np.int32, np.float32(2.0**31)) if itemsize < 4 else (np.int64, np.float32(2.0**63))
-    return register_jitable(lambda v: convert(signed(v)) if abs(v) < limit else convert(0))
+    return jitable(lambda v: convert(signed(v)) if abs(v) < limit else convert(0))
 
 
 _TOP_BIT = np.uint64(1 << 63)
 
 
-@register_jitable
+@jitable
 def _to_uint64(v):
     """The float ``v`` into uint64 as NumPy's C cast does it on x86-64 (a
     float straight to uint64 is undefined out of range; LLVM's code differed
@@ -633,7 +641,7 @@ def _to_uint64(v):
     return np.uint64(np.int64(v)) if v >= -(2.0**63) else _TOP_BIT
 
 
-@overload(operator.invert)
+@_overload(operator.invert)
 def _invert(x):
     if isinstance(x, Element):
         raise errors.NumbaTypeError(
@@ -694,7 +702,7 @@ def _absolute(element):
     return absolute
 
 
-@overload(operator.neg)
+@_overload(operator.neg)
 def _neg(x):
     _refuse_foreign(x)
     if isinstance(x, Element):
@@ -702,14 +710,14 @@ def _neg(x):
         return lambda x: negate(x)
 
 
-@overload(operator.pos)
+@_overload(operator.pos)
 def _pos(x):
     _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: x
 
 
-@overload(abs)
+@_overload(abs)
 def _abs(x):
     _refuse_foreign(x)
     if isinstance(x, Element):
@@ -717,14 +725,14 @@ def _abs(x):
         return lambda x: absolute(x)
 
 
-@overload(float)
+@_overload(float)
 def _float(x):
     _refuse_foreign(x)
     if isinstance(x, Element):
         return lambda x: np.float64(x)
 
 
-@overload(int)
+@_overload(int)
 def _int(x):
     _refuse_foreign(x)
     if isinstance(x, Element):

@@ -17,14 +17,15 @@ function compiles, by the checks of the Python call and with their messages.
 import numpy as np
 from numba import types
 from numba.core import errors
-from numba.extending import overload, register_jitable
+from numba.extending import overload
 
 from ..engine import blocks
+from ..engine.cache import OVERLOAD_OPTIONS
 from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
+from .njit import _absent, _checked, _jitable, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 
 
@@ -37,13 +38,13 @@ def _last_axis(axis, ndim):
         )
 
 
-@register_jitable
+@_jitable
 def _nvfp4_tensor_part(src, block_size, tensor_scale):
     """NVFP4's default tensor scale: one pass for the tensor's largest magnitude."""
     return blocks.nvfp4_tensor_scale(src, block_size)
 
 
-@register_jitable
+@_jitable
 def _given_tensor_part(src, block_size, tensor_scale):
     """NVFP4 with the caller's tensor scale, checked."""
     scale = np.float32(tensor_scale)
@@ -52,7 +53,7 @@ def _given_tensor_part(src, block_size, tensor_scale):
     return scale
 
 
-@register_jitable
+@_jitable
 def _no_tensor_part(src, block_size, tensor_scale):
     """An MX format's: no tensor scale (1.0)."""
     return np.float32(1.0)
@@ -70,7 +71,7 @@ def _tensor_part(block_format_, tensor_scale):
     return _given_tensor_part
 
 
-@overload(quantize, prefer_literal=True, jit_options={"nogil": True})
+@overload(quantize, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
 def _overload_quantize(
     x,
     fmt,
@@ -156,7 +157,7 @@ _FORMATS = {
 }
 
 
-@overload(dequantize, prefer_literal=True, jit_options={"nogil": True})
+@overload(dequantize, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
 def _overload_dequantize(q, to="float32"):
     if not isinstance(q, types.NamedTuple) or q.instance_class is not Quantized:
         return None

@@ -35,6 +35,7 @@ from numba.np.numpy_support import from_dtype
 
 from ..api import cast
 from ..engine.arrays import table, uses_table
+from ..engine.cache import OVERLOAD_OPTIONS
 from ..engine.checks import check_packed, check_rounding, check_saturate, check_stochastic
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import NO_TABLE, cast_kernel
@@ -43,6 +44,9 @@ from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
 from .numba_types import as_dtype
+
+#: ``register_jitable`` compiled like the kernels' helpers (:data:`~numbacast.engine.cache.OVERLOAD_OPTIONS`).
+_jitable = register_jitable(**OVERLOAD_OPTIONS)
 
 
 def _literal(value, name):
@@ -116,7 +120,7 @@ def _check_out(out, x, target):
         raise errors.NumbaValueError("out is read-only")
 
 
-@register_jitable
+@_jitable
 def _bounds(a):
     """[first byte, last byte + 1) of the memory an array spans."""
     low = high = a.ctypes.data
@@ -129,7 +133,7 @@ def _bounds(a):
     return low, high + a.itemsize
 
 
-@register_jitable
+@_jitable
 def _overlap(a, b):
     if a.size == 0 or b.size == 0:
         return False
@@ -142,7 +146,7 @@ def _table(table):
     """The table argument of a kernel: ``table``, or a fresh :data:`NO_TABLE` for None."""
 
 
-@overload(_table)
+@overload(_table, jit_options=OVERLOAD_OPTIONS)
 def _overload_table(table):
     if isinstance(table, types.NoneType):
         return lambda table: np.zeros(NO_TABLE.shape, NO_TABLE.dtype)
@@ -154,7 +158,7 @@ def _absent(value):
     return value is None or isinstance(value, (types.NoneType, types.Omitted))
 
 
-@register_jitable
+@_jitable
 def _shape_text(shape):
     """``str(shape)`` of a shape tuple, in ``@njit`` code."""
     parts = ""
@@ -167,7 +171,7 @@ def _check_seed(seed):
     """ValueError, as the Python call raises it, for a negative ``seed`` (``@njit`` only)."""
 
 
-@overload(_check_seed)
+@overload(_check_seed, jit_options=OVERLOAD_OPTIONS)
 def _overload_check_seed(seed):
     if isinstance(seed, types.Integer) and seed.signed:
 
@@ -179,14 +183,14 @@ def _overload_check_seed(seed):
     return lambda seed: None
 
 
-@register_jitable
+@_jitable
 def _key(seed):
     """The stochastic key of the integer ``seed``, checked (``@njit`` only)."""
     _check_seed(seed)
     return seed_key(np.uint64(seed))
 
 
-@register_jitable
+@_jitable
 def _no_key(seed):
     """The key of a cast that draws no random numbers of its own (unused)."""
     return np.uint64(0)
@@ -197,7 +201,7 @@ def _random_numbers(random_bits, shape, bits):
     the Python call checks them, and flattened; or None (``@njit`` only)."""
 
 
-@overload(_random_numbers)
+@overload(_random_numbers, jit_options=OVERLOAD_OPTIONS)
 def _overload_random_numbers(random_bits, shape, bits):
     if _absent(random_bits):
         return lambda random_bits, shape, bits: None
@@ -228,7 +232,7 @@ def _may_write_over(random_bits, out):
     """Whether writing ``out`` could change ``random_bits`` (``@njit`` only)."""
 
 
-@overload(_may_write_over)
+@overload(_may_write_over, jit_options=OVERLOAD_OPTIONS)
 def _overload_may_write_over(random_bits, out):
     if _absent(random_bits):
         return lambda random_bits, out: False
@@ -265,7 +269,7 @@ def _require_random_source(conversion, seed, random_bits, wanted="seed= (an inte
         )
 
 
-@overload(cast, prefer_literal=True, jit_options={"nogil": True})
+@overload(cast, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
 def _overload_cast(
     x,
     to,
@@ -301,7 +305,7 @@ def _overload_cast(
 
         key_of = _key if _absent(random_bits) else _no_key
 
-        @register_jitable
+        @_jitable
         def apply(src, dst, seed, random_bits, shape):
             random = _random_numbers(random_bits, shape, bits)
             starts, row_length = np.zeros(1, np.int64), np.int64(max(src.size, 1))
@@ -313,7 +317,7 @@ def _overload_cast(
         else:
             codes, codes_table, step = kernel_dtype(source), None, conversion
 
-        @register_jitable
+        @_jitable
         def apply(src, dst, seed, random_bits, shape):
             _check_seed(seed)  # given with rounding='stochastic' into a type that holds every value exactly
             cast_kernel(src, dst, step, _table(codes_table))

@@ -47,6 +47,7 @@ from numba.core.typeconv import Conversion
 from numba.extending import NativeValue, box, intrinsic, models, overload, register_model, unbox
 from numba.np import numpy_support
 
+from ..engine.cache import OVERLOAD_OPTIONS
 from ..formats.registry import TYPES, resolve
 
 
@@ -244,7 +245,7 @@ def _dtype_equality(op):
             return None
         return lambda a, b: answer
 
-    overload(op)(typer)
+    overload(op, jit_options=OVERLOAD_OPTIONS)(typer)
 
 
 _dtype_equality(operator.eq)

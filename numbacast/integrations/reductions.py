@@ -60,17 +60,15 @@ import operator
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaTypeError
-from numba.extending import overload, register_jitable
+from numba.extending import overload
 from numba.np import arraymath
 from numba.np.unsafe.ndarray import to_fixed_tuple
 from numba.parfors import parfor
 
 from ..engine.conversion import Conversion, scalar_converter
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
-from .elements import storer
+from .elements import JIT_OPTIONS, jitable, storer
 from .numba_types import Element, ForeignElement, IntElement, element_of
-
-_JIT_OPTIONS = {"nogil": True, "error_model": "numpy"}
 
 
 def _element_array(a):
@@ -90,7 +88,7 @@ def _overloads(*functions):
 
     def register(typer):
         for function in functions:
-            overload(function, target="cpu", jit_options=_JIT_OPTIONS)(typer)
+            overload(function, target="cpu", jit_options=JIT_OPTIONS)(typer)
         return typer
 
     return register
@@ -115,7 +113,7 @@ def _check_arguments(name, element, axis, dtype):
         _refuse(f"np.{name}(a, axis={axis})", element, f"np.{name}(a) or np.{name}(a, axis=k), k an integer")
 
 
-@register_jitable
+@jitable
 def _lines(a, axis):
     """``np.moveaxis(a, axis, -1)``: ``a[index]`` is a line along ``axis``, for
     ``index`` in ``np.ndindex`` of the other axes, in their order; NumPy's
@@ -137,12 +135,12 @@ def _lines(a, axis):
 # --------------------------------------------------------------------------
 
 
-@register_jitable
+@jitable
 def _same(a):
     return a
 
 
-@register_jitable
+@jitable
 def _numpy_axis_order(strides):
     """The axes, outermost first, as NumPy's iterator nests them in a
     reduction (``npyiter_find_best_axis_ordering``): an insertion sort of
@@ -163,7 +161,7 @@ def _numpy_axis_order(strides):
     return order[::-1].copy()
 
 
-@register_jitable
+@jitable
 def _in_numpy_order(a):
     """``a`` with its axes in NumPy's reduction order: its C order is the order in which NumPy reduces ``a``."""
     return a.transpose(to_fixed_tuple(_numpy_axis_order(np.array(a.strides)), a.ndim))
@@ -184,7 +182,7 @@ def _fold(element, step, identity):
     """``fold(values)``: ``identity`` stored into the type, then ``step(total, x)`` for each value in C order."""
     first = element.numpy_dtype.type(identity)
 
-    @register_jitable
+    @jitable
     def fold(values):
         total = first
         for x in values.flat:
@@ -239,7 +237,7 @@ _overloads(np.prod, np.nanprod, arraymath.array_prod)(_reduction(operator.mul, 1
 def _running(step):
     """``running(values, out)``: NumPy's accumulation of a line by ``step``, from its first element."""
 
-    @register_jitable
+    @jitable
     def running(values, out):
         for i in range(len(values)):
             out[i] = values[i] if i == 0 else step(out[i - 1], values[i])
@@ -251,7 +249,7 @@ def _running(step):
 def _flattened(running):
     """``flattened(a)``: ``running`` over the flattened array, in C order."""
 
-    @register_jitable
+    @jitable
     def flattened(a):
         out = np.empty(a.size, a.dtype)
         running(a.ravel(), out)
@@ -306,24 +304,24 @@ _overloads(np.cumprod, np.nancumprod, arraymath.array_cumprod)(_accumulation(ope
 # --------------------------------------------------------------------------
 
 
-@register_jitable
+@jitable
 def _maximum(best, x):
     """ml_dtypes' ``maximum``: NaN wins, and of equal values the later."""
     return best if best != best or best > x else x
 
 
-@register_jitable
+@jitable
 def _minimum(best, x):
     return best if best != best or best < x else x
 
 
-@register_jitable
+@jitable
 def _fmax(best, x):
     """ml_dtypes' ``fmax``: NaN loses, and of equal values the later."""
     return best if x != x or best > x else x
 
 
-@register_jitable
+@jitable
 def _fmin(best, x):
     return best if x != x or best < x else x
 
@@ -338,7 +336,7 @@ def _extremum_loop(ufunc_name, step, walk, result):
     """``extremum(a)``: the reduction by ``step`` in NumPy's order (``walk``), as ``result``."""
     empty = f"zero-size array to reduction operation {ufunc_name} which has no identity"
 
-    @register_jitable
+    @jitable
     def extremum(a):
         if a.size == 0:
             raise ValueError(empty)
@@ -385,7 +383,7 @@ def _arg_extremum_loop(name, better):
     """``arg_extremum(a)``: ml_dtypes' loop, in C order."""
     empty = f"attempt to get {name} of an empty sequence"
 
-    @register_jitable
+    @jitable
     def arg_extremum(a):
         if a.size == 0:
             raise ValueError(empty)
@@ -417,10 +415,10 @@ def _arg_extremum(name, better):
 
 
 _overloads(np.argmax, np.nanargmax, arraymath.array_argmax)(
-    _arg_extremum("argmax", register_jitable(lambda value, best: not value <= best))
+    _arg_extremum("argmax", jitable(lambda value, best: not value <= best))
 )
 _overloads(np.argmin, np.nanargmin, arraymath.array_argmin)(
-    _arg_extremum("argmin", register_jitable(lambda value, best: not value >= best))
+    _arg_extremum("argmin", jitable(lambda value, best: not value >= best))
 )
 
 
@@ -441,7 +439,7 @@ def _from_float64(element):
     once = scalar_converter(Conversion.make(DOUBLE, element.onnx_type, saturate=False))
     scalar_class = element.numpy_dtype.type
 
-    @register_jitable
+    @jitable
     def convert(v):
         if np.isfinite(v):
             return element_of(once(v), scalar_class)
