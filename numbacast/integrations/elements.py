@@ -78,6 +78,7 @@ Python float -- in compiled code a ``float64``)
 
 import functools
 import operator
+from typing import Any
 
 import numpy as np
 from numba import types
@@ -105,7 +106,7 @@ _jit = functools.partial(helper_njit, error_model="numpy")
 #: The options of the element operators and casts, and of the reductions: compiled like
 #: the kernels' helpers (without the CPython and C wrappers nothing calls, linked into the
 #: code that calls them, which optimises them), with NumPy's error model.
-JIT_OPTIONS = dict(OVERLOAD_OPTIONS, error_model="numpy")
+JIT_OPTIONS: Any = dict(OVERLOAD_OPTIONS, error_model="numpy")
 _overload = functools.partial(overload, jit_options=JIT_OPTIONS)
 #: ``register_jitable`` with :data:`JIT_OPTIONS`.
 jitable = register_jitable(**JIT_OPTIONS)
