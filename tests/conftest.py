@@ -7,6 +7,33 @@ import numbacast
 
 TYPE_NAMES = [t.name for t in numbacast.TYPES]
 
+#: The test files that take longest (each a minute or more from a cold cache on
+#: a 2-core machine), longest first.  pytest-xdist hands each worker whole files
+#: in collection order (``--dist loadfile --no-loadscope-reorder``): long files
+#: first and short ones last keeps both workers busy to the end, where a long
+#: file handed out last kept one worker busy while the other stood idle.
+LONGEST_FIRST = [
+    "test_exhaustive.py",
+    "test_wide_sources.py",
+    "test_reductions.py",
+    "test_mx.py",
+    "test_elements.py",
+    "test_njit_matrix.py",
+    "test_mx_gfloat.py",
+    "test_codegen.py",
+    "test_stochastic.py",
+    "test_cache.py",
+    "test_rounding.py",
+    "test_scalar.py",
+    "test_njit_rounding.py",
+]
+
+
+def pytest_collection_modifyitems(items):
+    """The files of :data:`LONGEST_FIRST` first, in that order; the others after them as collected."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 def options_for(target):
     """Every (saturate, round_mode) that gives ``target`` a different cast."""
