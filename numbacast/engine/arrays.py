@@ -47,9 +47,7 @@ def cast_numbers(
     Masked arrays are refused: Dask chunks come here, not through ``cast``."""
     refuse_masked(array, "numbacast's cast of a Dask chunk")
     array = np.asarray(array)
-    conversion = Conversion.make(
-        check_source(array, source), target, saturate, round_mode, rounding=rounding, stochastic_bits=stochastic_bits
-    )
+    conversion = _conversion_of(array, source, target, saturate, round_mode, rounding, stochastic_bits)
     if out is not None:
         check_out(out, array.shape, target)
     if conversion.stochastic:
@@ -63,7 +61,15 @@ def cast_numbers(
 def plan_of(array, target, saturate=True, round_mode="up", rounding=None):
     """The :class:`Plan` of :func:`cast_numbers` of the ndarray ``array`` with
     these checked options (not stochastic)."""
-    return plan(Conversion.make(check_source(array, None), target, saturate, round_mode, rounding=rounding))
+    return plan(_conversion_of(array, None, target, saturate, round_mode, rounding))
+
+
+def _conversion_of(array, source, target, saturate, round_mode, rounding, stochastic_bits=None):
+    """The :class:`~numbacast.engine.conversion.Conversion` of the elements of
+    ``array`` (of the type ``source``, checked; None: its dtype's) to ``target``."""
+    return Conversion.make(
+        check_source(array, source), target, saturate, round_mode, rounding=rounding, stochastic_bits=stochastic_bits
+    )
 
 
 def run(conversion, array, out=None):

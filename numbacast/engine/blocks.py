@@ -47,7 +47,7 @@ from numba.extending import overload, register_jitable
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits, larger, smaller
-from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
+from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
@@ -735,7 +735,7 @@ DEQUANTIZE = (dequantize_serial, dequantize_kernel)
 TENSOR_AMAX = (tensor_amax_serial, tensor_amax_kernel)
 
 
-@register_jitable(**OVERLOAD_OPTIONS)
+@helper_jitable
 def scale_of_tensor_amax(amax):
     """NVFP4's default per-tensor scale of a tensor whose largest magnitude
     is ``amax``: ``amax / (448 * 6)`` rounded to float32, 1.0 when that is

@@ -55,6 +55,7 @@ from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
+from numba.extending import register_jitable
 
 from .cache_files import VerifiedIndexDataCacheFile, warn_damaged
 from .vector_width import WideVectorCompiler
@@ -435,6 +436,10 @@ OVERLOAD_OPTIONS: Any = {
     "no_cfunc_wrapper": True,
     "pipeline_class": _HelperCompiler,
 }
+
+#: ``@helper_jitable``: Numba's ``register_jitable`` with :data:`OVERLOAD_OPTIONS`,
+#: for the functions of numbacast's ``@overload`` implementations.
+helper_jitable = register_jitable(**OVERLOAD_OPTIONS)
 
 
 class _KernelCompiler(WideVectorCompiler):

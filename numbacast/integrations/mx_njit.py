@@ -20,12 +20,12 @@ from numba.core import errors
 from numba.extending import overload
 
 from ..engine import blocks
-from ..engine.cache import OVERLOAD_OPTIONS
+from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .njit import _absent, _checked, _jitable, _key, _literal, _no_key, _require_random_source, _stochastic_options
+from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 
 
@@ -38,13 +38,13 @@ def _last_axis(axis, ndim):
         )
 
 
-@_jitable
+@helper_jitable
 def _nvfp4_tensor_part(src, block_size, tensor_scale):
     """NVFP4's default tensor scale: one pass for the tensor's largest magnitude."""
     return blocks.nvfp4_tensor_scale(src, block_size)
 
 
-@_jitable
+@helper_jitable
 def _given_tensor_part(src, block_size, tensor_scale):
     """NVFP4 with the caller's tensor scale, checked."""
     scale = np.float32(tensor_scale)
@@ -53,7 +53,7 @@ def _given_tensor_part(src, block_size, tensor_scale):
     return scale
 
 
-@_jitable
+@helper_jitable
 def _no_tensor_part(src, block_size, tensor_scale):
     """An MX format's: no tensor scale (1.0)."""
     return np.float32(1.0)

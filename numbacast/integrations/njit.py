@@ -30,12 +30,12 @@ True.  ``packed=True`` is for Python calls only.
 import numpy as np
 from numba import types
 from numba.core import errors
-from numba.extending import overload, register_jitable
+from numba.extending import overload
 from numba.np.numpy_support import from_dtype
 
 from ..api import cast
 from ..engine.arrays import table, uses_table
-from ..engine.cache import OVERLOAD_OPTIONS
+from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_packed, check_rounding, check_saturate, check_stochastic
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import NO_TABLE, cast_kernel
@@ -44,9 +44,6 @@ from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
 from .numba_types import as_dtype
-
-#: ``register_jitable`` compiled like the kernels' helpers (:data:`~numbacast.engine.cache.OVERLOAD_OPTIONS`).
-_jitable = register_jitable(**OVERLOAD_OPTIONS)
 
 
 def _literal(value, name):
@@ -120,7 +117,7 @@ def _check_out(out, x, target):
         raise errors.NumbaValueError("out is read-only")
 
 
-@_jitable
+@helper_jitable
 def _bounds(a):
     """[first byte, last byte + 1) of the memory an array spans."""
     low = high = a.ctypes.data
@@ -133,7 +130,7 @@ def _bounds(a):
     return low, high + a.itemsize
 
 
-@_jitable
+@helper_jitable
 def _overlap(a, b):
     if a.size == 0 or b.size == 0:
         return False
@@ -158,7 +155,7 @@ def _absent(value):
     return value is None or isinstance(value, (types.NoneType, types.Omitted))
 
 
-@_jitable
+@helper_jitable
 def _shape_text(shape):
     """``str(shape)`` of a shape tuple, in ``@njit`` code."""
     parts = ""
@@ -183,14 +180,14 @@ def _overload_check_seed(seed):
     return lambda seed: None
 
 
-@_jitable
+@helper_jitable
 def _key(seed):
     """The stochastic key of the integer ``seed``, checked (``@njit`` only)."""
     _check_seed(seed)
     return seed_key(np.uint64(seed))
 
 
-@_jitable
+@helper_jitable
 def _no_key(seed):
     """The key of a cast that draws no random numbers of its own (unused)."""
     return np.uint64(0)
@@ -305,7 +302,7 @@ def _overload_cast(
 
         key_of = _key if _absent(random_bits) else _no_key
 
-        @_jitable
+        @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
             random = _random_numbers(random_bits, shape, bits)
             starts, row_length = np.zeros(1, np.int64), np.int64(max(src.size, 1))
@@ -317,7 +314,7 @@ def _overload_cast(
         else:
             codes, codes_table, step = kernel_dtype(source), None, conversion
 
-        @_jitable
+        @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
             _check_seed(seed)  # given with rounding='stochastic' into a type that holds every value exactly
             cast_kernel(src, dst, step, _table(codes_table))
