@@ -482,6 +482,47 @@ def test_a_helper_has_no_machine_code_of_its_own_and_works_inside_its_callers():
     assert called.library.get_pointer_to_function(called.fndesc.mangled_name) != 0
 
 
+LINKED_ONLY_PROBE = """
+import json
+import numpy as np
+from numba import njit, prange
+import numbacast
+from numbacast.engine import linking
+made = []
+numba_made = linking.linked_only_library
+def recorded(codegen, name):
+    made.append(name)
+    return numba_made(codegen, name)
+linking.linked_only_library = recorded
+codes = numbacast.cast(np.full(1 << 16, 448.0, np.float32), "float8e4m3fn")
+for_kernel = list(made)
+made.clear()
+@njit(parallel=True)
+def total(x):
+    s = 0.0
+    for i in prange(x.size):
+        s += x[i]
+    return s
+print(json.dumps({"codes": sorted(set(codes.view(np.uint8).tolist())), "kernel": for_kernel,
+                  "user": made, "total": total(np.arange(100000.0))}))
+"""
+
+
+def test_a_parallel_kernels_loop_is_linked_only_and_a_users_parallel_code_is_not(tmp_path):
+    """The body of a numbacast parallel kernel's ``prange`` loop and the two
+    wrappers that hand it to the thread pool are compiled linked-only (the
+    kernel optimises and emits them); a user's own ``parallel=True``
+    function, compiled in the same process, is compiled as Numba does."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))  # empty: the kernel compiles
+    result = subprocess.run([sys.executable, "-c", LINKED_ONLY_PROBE], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    assert probe["codes"] == [0x7E]
+    assert sum("numba_parfor_gufunc" in name for name in probe["kernel"]) == 1
+    assert "parallelgufuncwrapper" in probe["kernel"] and len(probe["kernel"]) == 3
+    assert probe["user"] == [] and probe["total"] == 4999950000.0
+
+
 def test_the_text_reader_compiles_its_scan_once_for_floats_and_integers():
     """A helper is typed without the literal values of its arguments: the
     integer reader's ``scan(row, False)`` and the float reader's

@@ -48,16 +48,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from llvmlite import binding as llvm
 from numba import config, njit, types
 from numba.core import caching, sigutils
-from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import rtsys
 from numba.extending import register_jitable
 
 from .cache_files import VerifiedIndexDataCacheFile, warn_damaged
+from .linking import linked_only_library, parfor_parts_linked_only
 from .vector_width import WideVectorCompiler
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -339,50 +338,12 @@ _PARALLEL_OPTIONS: dict = {}
 _SERIAL_TWINS: dict = {}
 
 
-class _LinkedOnlyLibrary(JITCodeLibrary):
-    """The code of a helper: never run on its own, only linked into the
-    kernels that call it, whose compilation optimises the linked whole and
-    emits its machine code.  So a helper's own compilation skips both (LLVM
-    passes and code emission that nothing would use: a cold first read of
-    texts 0.3-0.5 s sooner).  A helper whose loops carry hints
-    (``keeps_loop_hints``, set by :mod:`~numbacast.engine.vector_width`)
-    also skips the passes Numba runs on each function as it is added: they
-    may merge a loop's blocks and drop its hint before the kernel's
-    optimisation reads it."""
-
-    keeps_loop_hints = False
-
-    def _optimize_functions(self, ll_module):
-        if self.keeps_loop_hints:
-            ll_module.data_layout = self._codegen._data_layout
-        else:
-            super()._optimize_functions(ll_module)
-
-    def _optimize_final_module(self):
-        pass
-
-    def _finalize_final_module(self):
-        self._finalize_dynamic_globals()
-        self._verify_declare_only_symbols()
-        # Numba stores each function's environment pointer in a global of the
-        # machine code; a helper's is never read (a kernel loaded from the
-        # disk cache leaves it null too), so only the globals are emitted.
-        environments = "".join(
-            f'@"{variable.name}" = common global i8* null\n'
-            for variable in self._final_module.global_variables
-            if variable.name.startswith("_ZN08NumbaEnv")
-        )
-        self._codegen._add_module(llvm.parse_assembly(environments))
-        self._finalized = True
-
-
 class _HelperCompiler(Compiler):
-    """Compiles a helper into a :class:`_LinkedOnlyLibrary`."""
+    """Compiles a helper into a :class:`~numbacast.engine.linking.LinkedOnlyLibrary`."""
 
     def compile_extra(self, func):
         if self.state.library is None:
-            self.state.library = _LinkedOnlyLibrary(self.state.targetctx.codegen(), func.__qualname__)
-            self.state.library.enable_object_caching()
+            self.state.library = linked_only_library(self.state.targetctx.codegen(), func.__qualname__)
         return super().compile_extra(func)
 
 
@@ -408,7 +369,7 @@ def helper_njit(function=None, **options):
     built without the CPython and C wrappers a dispatcher otherwise compiles
     for each of its signatures (a cold first text cast 0.3-0.5 s sooner), so
     only ``@njit`` code can call them; nor is a helper's own code optimised
-    or emitted (:class:`_LinkedOnlyLibrary`).
+    or emitted (:class:`~numbacast.engine.linking.LinkedOnlyLibrary`).
 
     A helper is inlined into its callers by LLVM (``forceinline``) unless
     it says ``forceinline=False``.  Always set: Numba compiles a helper once
@@ -473,12 +434,17 @@ class _LoopFlagsCompiler(_KernelCompiler):
     arrays a kernel is given never overlap (an ``out=`` that shares memory
     with the input is written through a temporary, from Python and from
     ``@njit`` code), and outside their loops the kernels divide only by
-    nonzero constants."""
+    nonzero constants.  The parts Numba compiles for the loop are linked
+    into the kernel only (:func:`~numbacast.engine.linking.parfor_parts_linked_only`)."""
 
     def _customize_flags(self, flags):
         flags.error_model = "numpy"
         flags.noalias = True
         return flags
+
+    def _compile_core(self, args, return_type):
+        with parfor_parts_linked_only():
+            return super()._compile_core(args, return_type)
 
 
 class ParallelKernelDispatcher(CPUDispatcher):

@@ -172,7 +172,7 @@ def _post_lowering(self, mod, library):
         if wide:
             prefer_wide_vectors(mod)
         if lanes and vectorize_loops(mod, lanes):
-            library.keeps_loop_hints = True  # see cache._LinkedOnlyLibrary
+            library.keeps_loop_hints = True  # see linking.LinkedOnlyLibrary
 
 
 CPUContext.post_lowering = _post_lowering  # type: ignore[method-assign]
