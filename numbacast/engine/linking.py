@@ -99,16 +99,20 @@ _numba_compile_ir = compiler.compile_ir
 _numba_call_parallel_gufunc = parfor_lowering.call_parallel_gufunc
 
 
-def _compile_ir(typingctx, targetctx, func_ir, *args, **kwargs):
-    """Numba's ``compile_ir``; a numbacast ``prange`` loop's body into a linked-only library."""
-    pipeline = kwargs.get("pipeline_class")
+def _compile_ir(typingctx, targetctx, func_ir, args, return_type, flags, locals, **options):
+    """Numba's ``compile_ir``; a numbacast ``prange`` loop's body into a
+    linked-only library, and without the CPython wrapper Numba gives it (it
+    is only ever called from its own wrapper, compiled code)."""
+    pipeline = options.get("pipeline_class")
     if (
         _marks.parallel_kernels
-        and kwargs.get("library") is None
+        and options.get("library") is None
         and getattr(pipeline, "__name__", "") == "ParforGufuncCompiler"
     ):
-        kwargs["library"] = linked_only_library(targetctx.codegen(), func_ir.func_id.func_qualname)
-    return _numba_compile_ir(typingctx, targetctx, func_ir, *args, **kwargs)
+        options["library"] = linked_only_library(targetctx.codegen(), func_ir.func_id.func_qualname)
+        flags = flags.copy()
+        flags.no_cpython_wrapper = True
+    return _numba_compile_ir(typingctx, targetctx, func_ir, args, return_type, flags, locals, **options)
 
 
 def _call_parallel_gufunc(lowerer, *args, **kwargs):
@@ -124,5 +128,5 @@ def _call_parallel_gufunc(lowerer, *args, **kwargs):
         del codegen.create_library
 
 
-compiler.compile_ir = _compile_ir
+compiler.compile_ir = _compile_ir  # type: ignore[assignment]
 parfor_lowering.call_parallel_gufunc = _call_parallel_gufunc
