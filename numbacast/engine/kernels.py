@@ -16,7 +16,8 @@ Numba compiles each once per signature -- that is, once per conversion and
 array types -- on its first use, and caches the machine code on disk
 (:mod:`numbacast.cache`): a first cast of a small array compiles only the
 serial loop, which takes a fraction of the time of the parallel one.
-``cast_kernel`` chooses between the two for ``@njit`` code.
+``cast_kernel`` chooses between the two for ``@njit`` code (below :data:`PARALLEL_MIN`, by the
+parallel loop's element loop, the serial loop's twin).
 
 From Python, call a :class:`Launcher` (or any parallel kernel through
 :func:`take_turns`): one parallel kernel runs at a time per process.
@@ -110,10 +111,12 @@ def serial_kernel(src, dst, conversion, table):
 
 @cached_njit(nogil=True)
 def cast_kernel(src, dst, conversion, table):
-    """:func:`serial_kernel` or :func:`parallel_kernel` by the size of ``src``,
-    for ``@njit`` code (compiling it compiles both)."""
+    """For ``@njit`` code: the loop of :func:`serial_kernel` on the calling
+    thread for arrays below :data:`PARALLEL_MIN` (the element loop of
+    :func:`parallel_kernel` over the whole array, compiled once for both),
+    else :func:`parallel_kernel`."""
     if src.size < PARALLEL_MIN:
-        serial_kernel(src, dst, conversion, table)
+        _convert_run(src, dst, np.uint64(0), np.uint64(src.size), conversion, table)
     else:
         parallel_kernel(src, dst, conversion, table)
 
