@@ -118,9 +118,9 @@ def _compile_ir(typingctx, targetctx, func_ir, args, return_type, flags, locals,
 def _call_parallel_gufunc(lowerer, *args, **kwargs):
     """Numba's ``call_parallel_gufunc``; in a numbacast kernel, the libraries
     of the wrappers it builds linked-only."""
-    if not _marks.parallel_kernels:
-        return _numba_call_parallel_gufunc(lowerer, *args, **kwargs)
     codegen = lowerer.context.codegen()
+    if not _marks.parallel_kernels or "create_library" in vars(codegen):  # not numbacast's, or already linked-only
+        return _numba_call_parallel_gufunc(lowerer, *args, **kwargs)
     codegen.create_library = lambda name, **options: linked_only_library(codegen, name)
     try:
         return _numba_call_parallel_gufunc(lowerer, *args, **kwargs)
