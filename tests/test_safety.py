@@ -523,6 +523,40 @@ def test_a_parallel_kernels_loop_is_linked_only_and_a_users_parallel_code_is_not
     assert probe["user"] == [] and probe["total"] == 4999950000.0
 
 
+def test_kernels_type_operators_on_numbers_without_numpys_array_rules(monkeypatch):
+    """While a kernel compiles, Numba's template typing a binary operator by
+    NumPy's ufunc rules rejects two numbers before looking up the ufunc's
+    loops (it rejects them after the lookup otherwise); with an array it
+    gives the types it gives outside a kernel, and outside a kernel (a
+    user's code) it works as Numba's."""
+    import operator
+
+    from numba import types
+    from numba.core.registry import cpu_target
+    from numba.core.typing import npydecl
+
+    from numbacast.engine.scalar_operators import scalar_operators_typed_directly
+
+    lookups = []
+    numba_lookup = npydecl.Numpy_rules_ufunc.generic
+
+    def recorded(self, args, kws):
+        lookups.append(args)
+        return numba_lookup(self, args, kws)
+
+    monkeypatch.setattr(npydecl.Numpy_rules_ufunc, "generic", recorded)
+    (add,) = [c for c in npydecl.NumpyRulesArrayOperator.__subclasses__() if getattr(c, "key", None) is operator.add]
+    template = add(cpu_target.typing_context)
+    numbers, with_array = (types.int64, types.uint32), (types.float32[::1], types.int64)
+    assert template.generic(numbers, {}) is None and lookups == [numbers]
+    outside = template.generic(with_array, {})
+    lookups.clear()
+    with scalar_operators_typed_directly():
+        assert template.generic(numbers, {}) is None and lookups == []
+        assert template.generic(with_array, {}) == outside and lookups == [with_array]
+    assert isinstance(outside.return_type, types.Array)
+
+
 def test_the_text_reader_compiles_its_scan_once_for_floats_and_integers():
     """A helper is typed without the literal values of its arguments: the
     integer reader's ``scan(row, False)`` and the float reader's
