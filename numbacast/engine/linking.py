@@ -12,9 +12,10 @@ compiled into a :class:`LinkedOnlyLibrary`, which skips them:
 * the parts Numba compiles for the ``prange`` loop of a numbacast parallel
   kernel (:func:`parfor_parts_linked_only`): the loop's body, a function of
   its own, and the two wrappers that hand it to the thread pool.  The
-  kernel links all three and emits them once, in its own machine code
-  (0.2-0.3 s off each parallel kernel's compilation on the Zen 1 EPYC of
-  docs/contributing.md, the machine code of its loops the same).
+  kernel links all three and emits them once, in its own machine code; the
+  body also goes without the CPython wrapper Numba gives it (0.3-0.45 s off
+  each parallel kernel's compilation on the Zen 1 EPYC of
+  docs/contributing.md, the vector code of its loops the same).
 
 Numba has no option for either: :func:`parfor_parts_linked_only` marks a
 numbacast parallel kernel's compilation, and two of Numba's functions,
