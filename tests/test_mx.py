@@ -200,6 +200,33 @@ def test_stochastic_rounding_draws_as_cast_does():
     assert np.array_equal(codes(q.elements), codes(again.elements))
 
 
+@pytest.mark.parametrize("bits", [3, 12, 31])
+@pytest.mark.parametrize("shape", [(513, 128), (2, 70001)])
+def test_stochastic_rounding_of_halfway_and_grid_values_draws_as_cast_does(shape, bits):
+    """The whole blocks' fast encoder, the elements it leaves to the full
+    one and the blocks across a window of the generator (rows of 70,001:
+    blocks from any index; a window is 2**16 consecutive indices), with
+    values on the element grid and halfway between two of its values, whose
+    rounding the reduced random number decides at its edges: against gfloat
+    with the elements' ``random64`` numbers.
+    Rule: docs/rules.md#rule-mx-element-rounding"""
+    rng = np.random.default_rng(bits)
+    rows, n = shape
+    blocks = -(-n // 32)
+    steps = np.array([0.25, 0.5, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, 0.0, 1e-3, 4.9])  # halfway, on the grid, other
+    x = rng.choice(steps, (rows, blocks * 32)) * rng.choice([-1.0, 1.0], (rows, blocks * 32))
+    x *= 2.0 ** rng.integers(-10, 10, (rows, blocks)).repeat(32, axis=1)
+    x[:, ::32] = 6.0 * 2.0 ** np.log2(np.abs(x[:, 1::32]) + 1).round()  # each block's largest: its scale exact
+    x = x[:, :n].astype(F32)
+    q = mx.quantize(x, "mxfp4_e2m1", rounding="stochastic", seed=3, stochastic_bits=bits)
+    scale = np.repeat(q.scales.astype(np.float64), 32, axis=1)[:, :n]
+    key = seed_key(3)
+    r = np.array([random64_py(key, i) >> (64 - bits) for i in range(x.size)], np.int64).reshape(x.shape)
+    fi = gformats.format_info_ocp_e2m1
+    rounded = gfloat.round_ndarray(fi, x / scale, gfloat.RoundMode.Stochastic, True, r, bits)
+    assert np.array_equal(codes(q.elements), gfloat.encode_ndarray(fi, rounded))
+
+
 def test_any_axis_block_size_and_partial_blocks():
     """Blocks run along ``axis``; the scales have the shape of the input
     with that axis cut to ceil(n / block_size); the last block of a line may

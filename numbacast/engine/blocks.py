@@ -52,8 +52,8 @@ from .conversion import Conversion, ConversionType, constant_of, constant_type, 
 from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .prefetch import read_ahead
-from .rounding import random64
-from .stochastic import convert_random
+from .rounding import WINDOW_BITS, random64, random64_window, window_keys
+from .stochastic import convert_random, convert_random_fast, reduce_random, settled
 from .vector_width import element_loop
 
 FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
@@ -473,8 +473,8 @@ def _overload_encode_block(line, out, base, weight, plan, conversion, block, key
     lanes = getattr(constant_of(plan, QuantizePlan), "lanes", None)
     if lanes not in LANES or not isinstance(conversion, ConversionType) or not isinstance(block, ConversionType):
         return None
-    encode = _block_loop(np.uint64(lanes))
     c = conversion.conversion
+    encode = _stochastic_block_loop(np.uint64(lanes), c) if c.stochastic else _block_loop(np.uint64(lanes))
     product = c.rounding in _PLAIN_PRODUCT or c.stochastic
     if block.conversion.target is not FLOAT8E8M0 or not product or lanes != c.loop_lanes:
         return encode
@@ -499,6 +499,60 @@ def _block_loop(width):
             out[k] = store_element(encode_element(v, conversion, key, np.uint64(start) + k), conversion)
 
     return encode
+
+
+_IN_WINDOW = np.uint64((1 << WINDOW_BITS) - 1)
+_LOW32 = np.uint64((1 << 32) - 1)
+
+
+def _stochastic_block_loop(width, conversion):
+    """:func:`encode_block`'s loop over ``width`` elements for a stochastic
+    ``conversion``, as the stochastic cast kernel rounds
+    (:mod:`~numbacast.engine.stochastic`), the same bits: a block whose
+    elements' global indices lie in one window of the generator (all but
+    those across a multiple of ``2**16``) takes the window's keys once, each
+    element's random number reduced to what the fast encoder takes, and
+    the full encoder after the loop only for the elements the fast one may
+    have rounded wrongly (:func:`_settle_elements`).  A block across two
+    windows goes element by element (:func:`_block_loop`).  Stochastic
+    MX quantisation 0.17x the time with all 64 random bits, 0.3-0.47x with
+    8 (AVX2 code, 16M elements), where every element drew its full number
+    and took the full encoder.  A new function each call."""
+    drop, window = np.uint64(64 - conversion.stochastic_bits), np.uint64(width)
+    element_by_element = helper_jitable(_block_loop(width))
+
+    def encode(line, out, base, weight, plan, conversion, block, key, start):
+        first = np.uint64(start) + base
+        if (first & _IN_WINDOW) + window > _IN_WINDOW + np.uint64(1):  # across two windows
+            element_by_element(line, out, base, weight, plan, conversion, block, key, start)
+            return
+        lo = np.uint32(first & _LOW32)
+        keys = window_keys(key, np.uint32(first >> np.uint64(32)), lo)
+        least = np.uint32(1)
+        for j in range(width):
+            k = base + j
+            v = scaled(line[k], weight, conversion, block)
+            reduced = reduce_random(random64_window(keys, np.uint32(lo + np.uint32(j))) >> drop, conversion)
+            least = smaller(least, settled(v, conversion, reduced))
+            out[k] = store_element(convert_random_fast(v, conversion, reduced), conversion)
+        if least == 0:
+            _settle_elements(line, out, base, width, weight, conversion, block, keys, lo, drop)
+
+    return encode
+
+
+@helper_njit(forceinline=False)
+def _settle_elements(line, out, base, width, weight, conversion, block, keys, lo, drop):
+    """The elements of a block of :func:`_stochastic_block_loop` whose fast
+    encoding may be wrong (:func:`~numbacast.engine.stochastic.settled` zero),
+    by the full encoder with their whole random numbers.  A function apart,
+    outside the loop hint of the block's loop, like the cast kernel's."""
+    for j in range(width):
+        k = base + j
+        v = scaled(line[k], weight, conversion, block)
+        r = random64_window(keys, np.uint32(lo + np.uint32(j))) >> drop
+        if settled(v, conversion, reduce_random(r, conversion)) == 0:
+            out[k] = store_element(convert_random(v, conversion, r), conversion)
 
 
 @helper_njit
