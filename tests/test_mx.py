@@ -297,6 +297,23 @@ def test_a_parallel_run_equals_the_serial_one():
     assert np.array_equal(mx.dequantize(q), np.concatenate([mx.dequantize(p) for p in parts], axis=1))
 
 
+def test_every_scale_rule_runs_in_one_compiled_kernel():
+    """The scale rule is read at run time: quantising by another rule
+    compiles nothing, and each rule gives its own scales.  Rows of amax 1.5,
+    1.97 and 1.8 times 2**-3 into E4M3 (emax 8, max 448): floor 2**-11 for
+    all; ceil 2**-10 for all; even 2**-11, 2**-10 (1.97 rounds to 2), 2**-11
+    (1.8 to 1.75); rceil 2**-11, 2**-10, 2**-10 (448 * 2**-11 < 0.225).
+    Rule: docs/rules.md#rule-mx-scale-rules"""
+    from numbacast.engine.blocks import SCALE_RULES, quantize_serial
+
+    x = np.repeat(np.array([[1.5], [1.97], [1.8]], F32) * F32(2**-3), 64, axis=1)
+    mx.quantize(x, "mxfp8_e4m3")
+    compiled = len(quantize_serial.signatures)
+    got = {rule: codes(mx.quantize(x, "mxfp8_e4m3", scale_rule=rule).scales)[:, 0].tolist() for rule in SCALE_RULES}
+    assert len(quantize_serial.signatures) == compiled
+    assert got == {"floor": [116, 116, 116], "ceil": [117, 117, 117], "even": [116, 117, 116], "rceil": [116, 117, 117]}
+
+
 @pytest.mark.parametrize("name", mx.FORMATS)
 def test_wire_layout_and_dequantize_linear_inputs_round_trip(name):
     """to_packed gives the elements packed as numbacast.pack packs their type

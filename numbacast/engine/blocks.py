@@ -48,6 +48,7 @@ from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import float32_from_bits, float64_from_bits, float_bits, larger, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
+from .codecs import nan_codes
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
 from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
@@ -63,18 +64,38 @@ FLOOR, CEIL, EVEN, RCEIL = "floor", "ceil", "even", "rceil"
 SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
 
 
+def rule_number(rule):
+    """The run-time argument of the kernels naming the scale rule ``rule``:
+    its place in :data:`SCALE_RULES`.  A kernel holds the loop over a task's
+    blocks' scales once for each rule, each with its rule compiled in (no
+    branch on it, so the loop runs in vector lanes), and picks one a task
+    (:func:`block_scales`): one kernel serves every rule, and a
+    quantisation by another rule compiles nothing new.  (A loop reading the
+    rule per block, by branches or selects, made MX quantisation 1.13-1.24x
+    the time with AVX2 code.)"""
+    return np.int64(SCALE_RULES.index(rule))
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleRule:
+    """A scale rule (``name``, one of :data:`SCALE_RULES`) as a constant of compiled code."""
+
+    name: str
+
+
+constant_type(ScaleRule)
+
+
 @dataclasses.dataclass(frozen=True)
 class QuantizePlan:
     """What a quantisation's kernels compile in, a constant of the compiled
-    code: ``rule`` its scale rule (one of :data:`SCALE_RULES`; the code has
-    no branch on it), and which element loops its tasks may need, so that a
-    first call compiles only the loops it runs: ``lanes`` is the block size
-    when it is 32 or 16 and whole blocks take :func:`encode_block` (0:
-    never), ``partial`` whether some task holds a block that does not (of
-    another size, or the short last block of a line), which takes the loop
-    over a weights array."""
+    code: which element loops its tasks may need, so that a first call
+    compiles only the loops it runs.  ``lanes`` is the block size when it is
+    32 or 16 and whole blocks take :func:`encode_block` (0: never),
+    ``partial`` whether some task holds a block that does not (of another
+    size, or the short last block of a line), which takes the loop over a
+    weights array."""
 
-    rule: str
     lanes: int
     partial: bool
 
@@ -91,13 +112,13 @@ class QuantizePlan:
 constant_type(QuantizePlan)
 
 
-def quantize_plan(rule, block_size=None, n=None):
+def quantize_plan(block_size=None, n=None):
     """The :class:`QuantizePlan` of lines of ``n`` elements cut into blocks
     of ``block_size`` (in Python types: the plan names its compiled code);
     a block size or a length not known yet (None: ``@njit`` code typing a
     call) takes the loops for any."""
     lanes = int(block_size) if block_size in LANES else 0
-    return QuantizePlan(str(rule), lanes, bool(lanes == 0 or n is None or n % block_size != 0))
+    return QuantizePlan(lanes, bool(lanes == 0 or n is None or n % block_size != 0))
 
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
@@ -226,20 +247,20 @@ def _overload_encode_element(v, conversion, key, index):
     return lambda v, conversion, key, index: convert(v, conversion)
 
 
-def nan_element(conversion, key, index):
-    """The code of a NaN element (``index`` for stochastic conversions) by
-    ``conversion`` with its NaN test, which an element conversion leaves
-    out (``@njit`` only)."""
+def nan_element(conversion):
+    """The grid code of a NaN element by ``conversion``: the code the generated
+    encoders give +NaN (:func:`~numbacast.engine.codecs.nan_codes`, for every
+    rounding), which an element conversion, without its NaN test, does not
+    (``@njit`` only)."""
     raise TypeError("nan_element() is for @njit code")
 
 
 @overload(nan_element, jit_options=OVERLOAD_OPTIONS)
-def _overload_nan_element(conversion, key, index):
+def _overload_nan_element(conversion):
     if not isinstance(conversion, ConversionType):
         return None
-    tested = dataclasses.replace(conversion.conversion, nan_free=False)
-    nan = _real(conversion)(np.nan)
-    return lambda conversion, key, index: encode_element(nan, tested, key, index)
+    code = np.uint32(nan_codes(conversion.conversion.target.format)[0])
+    return lambda conversion: code
 
 
 def store_element(code, conversion):
@@ -290,43 +311,47 @@ def _overload_block_amax(values):
     return amax
 
 
-def block_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
-    """``(code, weight)``: the scale code of a block whose largest magnitude is
-    ``amax``, by the scale rule of ``plan`` (a :class:`QuantizePlan`; ``unscale``
-    is ``2**-emax``),
-    and what its elements are scaled by in the element ``conversion``'s
-    source type: ``1 / scale`` for MX (exact: a power of two, made from the
-    code's bits; NaN for the NaN scale), for NVFP4 the divisor
-    :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
+@helper_jitable
+def _scale_value(code):
+    """``2**(code - 127)``, the value of the finite FLOAT8E8M0 code ``code``, made from its bits."""
+    return float64_from_bits((np.uint64(code) + np.uint64(1023 - 127)) << np.uint64(52))
+
+
+def block_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
+    """``(code, weight)``: the scale code (by the conversion ``block``) of a
+    block whose largest magnitude is ``amax``, by the scale rule ``rule`` (a
+    :class:`ScaleRule`; ``unscale`` is ``2**-emax``), and what its elements
+    are scaled by, in the type of ``amax`` (that of the input and of the
+    element conversion's source): ``1 / scale`` for MX (exact: a power of
+    two, made from the code's bits; NaN for the NaN scale), for NVFP4 the
+    divisor :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
     raise TypeError("block_scale() is for @njit code")
 
 
 @overload(block_scale, jit_options=OVERLOAD_OPTIONS)
-def _overload_block_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
-    compiled = constant_of(plan, QuantizePlan)
-    if not all(isinstance(c, ConversionType) for c in (block, conversion)) or compiled is None:
+def _overload_block_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
+    compiled = constant_of(rule, ScaleRule)
+    if not isinstance(block, ConversionType) or not isinstance(amax, types.Float) or compiled is None:
         return None
-    rule = compiled.rule
-    decode = decoding(block.conversion.target)
+    real = np.float64 if amax.bitwidth == 64 else np.float32
     if block.conversion.target is not FLOAT8E8M0:
-        real = _real(conversion)
+        decode = decoding(block.conversion.target)
 
-        def nvfp4_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
+        def nvfp4_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
             divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
 
         return nvfp4_scale
-    real = _real(conversion)
     one = np.uint8(1)
     exponent_field = np.uint64(0x7FF0000000000000)
     mantissa_field = np.uint64((1 << 52) - 1)
     low, high, nan_code = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH), np.uint8(FLOAT8E8M0.format.quiet_nan_code)
     smallest = 2.0 ** (E8M0_LOW - 127)
     inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
-    ceil, even, rceil = rule == CEIL, rule == EVEN, rule == RCEIL
+    ceil, even, rceil = (compiled.name == r for r in (CEIL, EVEN, RCEIL))
 
-    def mx_scale(amax, block, conversion, plan, unscale, largest, half_step, tensor_scale):
+    def mx_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
         value = amax * unscale
         if even and amax < np.inf:  # amax rounded to the element's precision first
             value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
@@ -337,14 +362,56 @@ def _overload_block_scale(amax, block, conversion, plan, unscale, largest, half_
             code = np.uint8(code + one)
         if rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
             for _ in range(2):
-                if code < high and largest * convert(code, decode) < amax:
+                if code < high and largest * _scale_value(code) < amax:
                     code = np.uint8(code + one)
-            if code > low and largest * convert(np.uint8(code - one), decode) >= amax:
+            if code > low and largest * _scale_value(code - one) >= amax:
                 code = np.uint8(code - one)
         weight = real(float64_from_bits(np.uint64(inverse_bias - np.uint64(code)) << np.uint64(52)))
         return code, real(np.nan) if code == nan_code else weight
 
     return mx_scale
+
+
+@helper_njit
+def _scales_by(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+    """The scale codes (into ``codes``) and weights (in place) of the blocks
+    whose largest magnitudes are ``amaxes``, by :func:`block_scale` and the
+    :class:`ScaleRule` ``rule``: one loop, in vector lanes where it can."""
+    for i in range(amaxes.size):
+        codes[i], amaxes[i] = block_scale(amaxes[i], block, rule, unscale, largest, half_step, tensor_scale)
+
+
+def block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+    """:func:`_scales_by` the scale rule numbered ``rule`` (:func:`rule_number`,
+    read at run time; NVFP4 has one rule).  ``@njit`` only."""
+    raise TypeError("block_scales() is for @njit code")
+
+
+@overload(block_scales, jit_options=OVERLOAD_OPTIONS)
+def _overload_block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+    if not isinstance(block, ConversionType):
+        return None
+    floor_rule, ceil_rule, even_rule, rceil_rule = (ScaleRule(r) for r in SCALE_RULES)
+    if block.conversion.target is not FLOAT8E8M0:
+
+        def one_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+            _scales_by(amaxes, codes, block, floor_rule, unscale, largest, half_step, tensor_scale)
+
+        return one_rule
+
+    ceil, even, rceil = (rule_number(r) for r in (CEIL, EVEN, RCEIL))
+
+    def by_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+        if rule == ceil:
+            _scales_by(amaxes, codes, block, ceil_rule, unscale, largest, half_step, tensor_scale)
+        elif rule == even:
+            _scales_by(amaxes, codes, block, even_rule, unscale, largest, half_step, tensor_scale)
+        elif rule == rceil:
+            _scales_by(amaxes, codes, block, rceil_rule, unscale, largest, half_step, tensor_scale)
+        else:
+            _scales_by(amaxes, codes, block, floor_rule, unscale, largest, half_step, tensor_scale)
+
+    return by_rule
 
 
 #: Runs of consecutive tasks a quantisation is cut into, at most: the
@@ -623,7 +690,7 @@ def _quantize_task(
 ):
     """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
     of its blocks (into ``per_block``), then their scales side by side (by
-    the rule compiled in; a loop of scalar steps that overlap from block to
+    the rule of ``params``; a loop of scalar steps that overlap from block to
     block), then the elements scaled
     by their block's weight and rounded (:func:`encode_task`, by the loops
     ``plan`` compiles in: whole blocks of 16 or 32 by
@@ -640,17 +707,14 @@ def _quantize_task(
     time on data in cache).  Quantisation 0.94-0.96x the time at 16M
     (AVX-512 code; 0.97-0.98x with AVX2 code), and a first quantisation
     0.2 s sooner."""
-    size, unscale, largest, half_step, tensor_scale = params
+    size, unscale, largest, half_step, tensor_scale, rule = params
     row, b0, b1, first, last = _task_span(t, per_row, group, n, size)
     start = row * n + first
     line, out = src[start : start + last - first], elements[start : start + last - first]
     weights = scratch[: line.size]
     codes = scales[row, b0:b1]  # indexed from 0: no negative indices to wrap
     task_amaxes(line, size, per_block[: b1 - b0], plan)
-    for i in range(b1 - b0):
-        codes[i], per_block[i] = block_scale(
-            per_block[i], block, conversion, plan, unscale, largest, half_step, tensor_scale
-        )
+    block_scales(per_block[: b1 - b0], codes, block, rule, unscale, largest, half_step, tensor_scale)
     encode_task(line, out, weights, per_block[: b1 - b0], size, src, start, conversion, block, key, plan)
     nan_blocks = False
     for b in range(b1 - b0):
@@ -659,7 +723,7 @@ def _quantize_task(
         _spread(weights, per_block[: b1 - b0], size)
         for k in range(line.size):
             if weights[k] != weights[k]:
-                out[k] = store_element(nan_element(conversion, key, np.uint64(start + k)), conversion)
+                out[k] = store_element(nan_element(conversion), conversion)
 
 
 @cached_njit(parallel=True, nogil=True)
@@ -670,7 +734,8 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key)
     ``scales`` the scale codes (uint8, one per block of each row), ``block``
     the scale's conversion and ``conversion`` the elements', ``plan`` a
     :class:`QuantizePlan`, ``params`` =
-    ``(block_size, 2**-emax, largest, half_step, tensor_scale)``, ``key`` the key
+    ``(block_size, 2**-emax, largest, half_step, tensor_scale, rule)`` (the
+    last of :func:`rule_number`), ``key`` the key
     of stochastic rounding."""
     rows, n = src.shape
     group, per_row = _tasks(rows, n, params[0])
@@ -848,10 +913,10 @@ def tensor_scale_of(src, block_size):
     return scale_of_tensor_amax(float(np.max(maxima)) if maxima.size else 0.0)
 
 
-def quantize_parameters(fmt: BlockFormat, block_size, tensor_scale):
+def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
     """``params``, the run-time arguments of :func:`quantize_kernel` besides the arrays."""
     half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
-    return (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale))
+    return (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale), rule_number(rule))
 
 
 def dequantizing(fmt: BlockFormat, output: OnnxType):
@@ -872,8 +937,8 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
     scales = np.empty((rows, -(-n // block_size)), np.uint8)
-    params = quantize_parameters(fmt, block_size, tensor_scale)
-    plan = quantize_plan(rule, block_size, n)
+    params = quantize_parameters(fmt, block_size, rule, tensor_scale)
+    plan = quantize_plan(block_size, n)
     args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, np.uint64(key))
     split_run(QUANTIZE, src.size, *args)
     return elements, scales

@@ -229,9 +229,16 @@ def constant_type(cls, type_class=Constant):
     typed ``type_class(instance)`` (whose name must say all of the instance,
     as it keys the compiled code and its cache), and carries no data at run time."""
     typeof_impl.register(cls)(functools.cache(lambda value, context: type_class(value)))
+    if type_class in _CONSTANT_TYPES:
+        return
+    _CONSTANT_TYPES.add(type_class)
     register_model(type_class)(models.OpaqueModel)
     unbox(type_class)(lambda typ, obj, c: NativeValue(c.context.get_dummy_value()))
     lower_constant(type_class)(lambda context, builder, typ, value: context.get_dummy_value())
+
+
+#: The type classes :func:`constant_type` has registered with Numba (once each).
+_CONSTANT_TYPES: set = set()
 
 
 class ConversionType(types.Type):

@@ -102,13 +102,14 @@ def _overload_quantize(
     _require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
     default_size = block_format_.block_size
-    plan = blocks.quantize_plan(rule, default_size if _absent(block_size) else None)  # the size: known if default
+    plan = blocks.quantize_plan(default_size if _absent(block_size) else None)  # the size: known if default
     name = block_format_.name
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
     scale_dtype = block_format_.scale.storage
     unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
     half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
+    rule_number = blocks.rule_number(rule)
     last = x.ndim - 1
     tensor_part = _tensor_part(block_format_, tensor_scale)
     key_of = _key if mode == "stochastic" else _no_key
@@ -135,7 +136,7 @@ def _overload_quantize(
         scale = tensor_part(src, size, tensor_scale)
         elements = np.empty(x.shape, element_dtype)
         scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
-        params = (np.int64(size), unscale, largest, half_step, np.float64(scale))
+        params = (np.int64(size), unscale, largest, half_step, np.float64(scale), rule_number)
         blocks.quantize_any(
             src,
             elements.reshape((rows, n)).view(code_dtype),
