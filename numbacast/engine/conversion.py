@@ -16,7 +16,7 @@ two stages generated from :mod:`numbacast.codecs`:
 """
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import types
@@ -33,6 +33,8 @@ from ..formats.registry import (
     FLOAT8E5M2FNUZ,
     FLOAT8E8M0,
     FLOAT16,
+    INT32,
+    INT64,
     OnnxType,
 )
 from . import codecs, vector_width
@@ -305,19 +307,31 @@ def _small_int_decoder(fmt):
     return decode
 
 
-@functools.cache
 def target_stage(kind, source_bits, conversion, part=None):
     """``stage(value)``: a value of ``kind`` (see :func:`source_stage`) rounded to
     the conversion's target, in the target's kernel representation; for a
     stochastic conversion ``stage(value, r)``, ``r`` the element's random
     number, and ``part`` one of :data:`~numbacast.engine.rounding.PARTS`
-    (default FULL)."""
-    part = part or rounding_modes.FULL
+    (default FULL).  A stage depends on the kind of value it takes, not on
+    the source: every source of a kind shares its compiled stage into a
+    target (made for the kind's source in :data:`_KIND_SOURCES`), so a
+    first cast from another source compiles one function less."""
+    wide_int = kind == "int" and source_bits == 64
+    shared = replace(conversion, source=_KIND_SOURCES[kind, wide_int])
+    return _stage(kind, wide_int, shared, part or rounding_modes.FULL)
+
+
+#: The source a target stage is made for, by (kind, 64-bit integer).
+_KIND_SOURCES = {("f32", False): FLOAT, ("f64", False): DOUBLE, ("int", False): INT32, ("int", True): INT64}
+
+
+@functools.cache
+def _stage(kind, wide_int, conversion, part):
+    """:func:`target_stage`'s stage of ``conversion``, whose source stands for its kind."""
     target = conversion.target
     fmt = target.format
     rounding, bits, random = conversion.rounding, conversion.stochastic_bits, conversion.stochastic
     directed = rounding != rounding_modes.NEAREST_EVEN
-    wide_int = kind == "int" and source_bits == 64
     if target is DOUBLE and directed and wide_int:
         convert = rounding_modes.int_to_float64_rounded(rounding, bits, part)
         return convert if part == rounding_modes.REDUCE else _random_stage(convert, random)
@@ -407,16 +421,27 @@ def _random_stage(convert, random):
     return convert if random else _jit(lambda x: convert(x, _NO_RANDOM))
 
 
+def stages(conversion, part=rounding_modes.FULL):
+    """``(decode, encode)``: the source and target stages of ``conversion``
+    (:func:`source_stage`, :func:`target_stage`); ``decode`` None when a
+    source element is its own value.  Code converting one element calls
+    them in one function of its own (:func:`scalar_converter`, or an
+    ``@overload`` whose implementation composes them: a compiled function
+    less per conversion)."""
+    kind, decode = source_stage(conversion.source)
+    encode = target_stage(kind, conversion.source.bits, conversion, part if conversion.stochastic else None)
+    return (None if decode is _identity else decode), encode
+
+
 @functools.cache
 def scalar_converter(conversion, part=rounding_modes.FULL):
     """The ``@njit`` function mapping one source element to one target element
     (``convert_one(value, r)`` for a stochastic conversion, ``r`` the
     element's random number, ``part`` one of :data:`~numbacast.engine.rounding.PARTS`)."""
-    kind, decode = source_stage(conversion.source)
-    encode = target_stage(kind, conversion.source.bits, conversion, part if conversion.stochastic else None)
+    decode, encode = stages(conversion, part)
     if part == rounding_modes.REDUCE:
         return encode  # of the random number alone
-    if decode is _identity:  # one inlined function less to compile
+    if decode is None:  # one inlined function less to compile
         return encode
     if conversion.stochastic:
         return _jit(lambda value, r: encode(decode(value), r))
@@ -435,6 +460,8 @@ def convert(value, conversion):
 
 @overload(convert, jit_options=OVERLOAD_OPTIONS)
 def _overload_convert(value, conversion):
-    if isinstance(conversion, ConversionType):
-        one = scalar_converter(conversion.conversion)
-        return lambda value, conversion: one(value)
+    if isinstance(conversion, ConversionType) and not conversion.conversion.stochastic:
+        decode, encode = stages(conversion.conversion)
+        if decode is None:
+            return lambda value, conversion: encode(value)
+        return lambda value, conversion: encode(decode(value))

@@ -4,7 +4,7 @@
 the conversion of every element of the flat array ``src``:
 
 * ``conversion`` a :class:`~numbacast.conversion.Conversion`: each element goes
-  through its :func:`~numbacast.engine.conversion.scalar_converter` (``table`` is unused);
+  through the stages of its conversion (:func:`~numbacast.engine.conversion.stages`; ``table`` is unused);
 * ``conversion`` None: each element is an index into ``table``, which holds
   the converted value of every possible code of a source of at most 16 bits.
 
@@ -45,7 +45,7 @@ from numba.np.numpy_support import from_dtype, map_layout
 
 from .bits import smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
-from .conversion import Conversion, ConversionType, scalar_converter
+from .conversion import Conversion, ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
 from .vector_width import element_loop
@@ -66,9 +66,11 @@ def convert_element(value, conversion, table):
 def _overload_convert_element(value, conversion, table):
     if isinstance(conversion, types.NoneType):
         return lambda value, conversion, table: table[value]
-    if isinstance(conversion, ConversionType):
-        one = scalar_converter(conversion.conversion)  # inlined here, one compiled function less
-        return lambda value, conversion, table: one(value)
+    if isinstance(conversion, ConversionType) and not conversion.conversion.stochastic:
+        decode, encode = stages(conversion.conversion)  # composed here, one compiled function less
+        if decode is None:
+            return lambda value, conversion, table: encode(value)
+        return lambda value, conversion, table: encode(decode(value))
 
 
 @element_loop
