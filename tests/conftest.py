@@ -14,15 +14,14 @@ TYPE_NAMES = [t.name for t in numbacast.TYPES]
 #: file handed out last kept one worker busy while the other stood idle.
 LONGEST_FIRST = [
     "test_exhaustive.py",
-    "test_wide_sources.py",
-    "test_reductions.py",
     "test_mx.py",
+    "test_reductions.py",
     "test_elements.py",
+    "test_wide_sources.py",
     "test_njit_matrix.py",
-    "test_mx_gfloat.py",
-    "test_codegen.py",
     "test_stochastic.py",
     "test_cache.py",
+    "test_codegen.py",
     "test_rounding.py",
     "test_scalar.py",
     "test_njit_rounding.py",
