@@ -565,16 +565,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     below_range = uint(0) if saturating or target.nan == formats.NAN_NONE else nan_pos
     zero = uint(0)
 
-    @_jit
-    def encode(bits, r):
-        x = uint(bits)
-        negative = (x >> sign_shift) != zero
-        a = uint(x & magnitude_mask)
-        nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
-        if clamp:
-            a = smaller(a, clamp_bits)
-        subnormal = from_bits(a) < normal_min_value
-        if random and fast:  # all but the values CHECK picks (a kernel redoes those)
+    # The magnitude rounded, one of three functions by the mode (a function of
+    # the mode's steps only: a first cast compiles less of the encoder's code).
+    if random and fast:  # all but the values CHECK picks (a kernel redoes those)
+
+        @_jit
+        def rounded_magnitude(x, a, subnormal, negative, r):
             exponent = uint(a >> uint(src_m))
             if aligned:  # the dropped bits and the random ones carry into the kept ones
                 lifted, _ = aligned_sum(a, r)
@@ -598,7 +594,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 q = uint(body >> s)
                 rem = uint(body & uint(uint(one << s) - one))
                 magnitude = uint(q + uint(stochastic_small(rem, smaller(s_small, small_cap), r)))
-        elif random:
+            return magnitude
+
+    elif random:
+
+        @_jit
+        def rounded_magnitude(x, a, subnormal, negative, r):
             # Cut at the target's step: ``s`` bits of ``body`` go (a fixed shift
             # where the target is normal; below, the significand by a shift that
             # grows as the exponent falls, capped where nothing is left).
@@ -615,7 +616,12 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             s_true = np.uint64(np.uint64(sub_shift) - np.uint64(larger(exponent, one)))
             up = stochastic_full(rem, s_true, r) if subnormal else stochastic_normal(rem, reduce(r))
             magnitude = uint(uint(q + uint(up)) - base)
-        else:
+            return magnitude
+
+    else:
+
+        @_jit
+        def rounded_magnitude(x, a, subnormal, negative, r):
             # Normal range: (a + add) >> shift rounds: add 0 truncates, the
             # dropped bits all ones round any remainder up, half ties away,
             # half - 1 + the kept last bit ties to even; the carry may run
@@ -658,6 +664,18 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
                 elif up_positive or up_negative:
                     outward = negative if up_negative else not negative  # the magnitude rounds up
                     magnitude = uint(uint(magnitude + uint((diff < 0) & outward)) - uint((diff > 0) & (not outward)))
+            return magnitude
+
+    @_jit
+    def encode(bits, r):
+        x = uint(bits)
+        negative = (x >> sign_shift) != zero
+        a = uint(x & magnitude_mask)
+        nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
+        if clamp:
+            a = smaller(a, clamp_bits)
+        subnormal = from_bits(a) < normal_min_value
+        magnitude = rounded_magnitude(x, a, subnormal, negative, r)
         if signed:
             code = signed_code(x, a, magnitude, nan)
         else:
