@@ -690,8 +690,7 @@ def _quantize_task(
 ):
     """Task ``t`` of :func:`quantize_kernel`: the largest magnitude of each
     of its blocks (into ``per_block``), then their scales side by side (by
-    the rule of ``params``; a loop of scalar steps that overlap from block to
-    block), then the elements scaled
+    the rule of ``params``, :func:`block_scales`), then the elements scaled
     by their block's weight and rounded (:func:`encode_task`, by the loops
     ``plan`` compiles in: whole blocks of 16 or 32 by
     :func:`_encode_whole_blocks`, others by :func:`_encode_by_weights`, with
