@@ -46,7 +46,7 @@ from numba.extending import overload, register_jitable
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
-from .bits import float32_from_bits, float64_from_bits, float_bits, larger, smaller
+from .bits import choose, float32_from_bits, float64_from_bits, float_bits, larger, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .codecs import nan_codes
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
@@ -67,23 +67,29 @@ SCALE_RULES = (FLOOR, CEIL, EVEN, RCEIL)
 def rule_number(rule):
     """The run-time argument of the kernels naming the scale rule ``rule``:
     its place in :data:`SCALE_RULES`.  A kernel holds the loop over a task's
-    blocks' scales once for each rule, each with its rule compiled in (no
-    branch on it, so the loop runs in vector lanes), and picks one a task
-    (:func:`block_scales`): one kernel serves every rule, and a
-    quantisation by another rule compiles nothing new.  (A loop reading the
-    rule per block, by branches or selects, made MX quantisation 1.13-1.24x
-    the time with AVX2 code.)"""
+    blocks' scales twice, for :data:`POWER_RULES` (whose steps differ by
+    selects on the number, so the loop runs in vector lanes) and for
+    :data:`RCEIL_RULE`, and picks one a task (:func:`block_scales`): one
+    kernel serves every rule, and a quantisation by another rule compiles
+    nothing new.  (A loop branching on the rule per block made MX
+    quantisation 1.13-1.24x the time with AVX2 code.)"""
     return np.int64(SCALE_RULES.index(rule))
 
 
 @dataclasses.dataclass(frozen=True)
-class ScaleRule:
-    """A scale rule (``name``, one of :data:`SCALE_RULES`) as a constant of compiled code."""
+class ScaleRules:
+    """The scale rules one compiled scale step takes (``names``, of
+    :data:`SCALE_RULES`), as a constant of compiled code; with more than
+    one, the step picks by the rule's number at run time."""
 
-    name: str
+    names: tuple
 
 
-constant_type(ScaleRule)
+constant_type(ScaleRules)
+
+#: The scale steps a kernel holds: the rules of powers of two near amax (the
+#: same steps, chosen by selects) and ``rceil`` (a division and an exact check).
+POWER_RULES, RCEIL_RULE = ScaleRules((FLOOR, CEIL, EVEN)), ScaleRules((RCEIL,))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,27 +323,28 @@ def _scale_value(code):
     return float64_from_bits((np.uint64(code) + np.uint64(1023 - 127)) << np.uint64(52))
 
 
-def block_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
+def block_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
     """``(code, weight)``: the scale code (by the conversion ``block``) of a
-    block whose largest magnitude is ``amax``, by the scale rule ``rule`` (a
-    :class:`ScaleRule`; ``unscale`` is ``2**-emax``), and what its elements
-    are scaled by, in the type of ``amax`` (that of the input and of the
-    element conversion's source): ``1 / scale`` for MX (exact: a power of
-    two, made from the code's bits; NaN for the NaN scale), for NVFP4 the
-    divisor :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
+    block whose largest magnitude is ``amax``, by the scale rule numbered
+    ``rule`` (:func:`rule_number`) among the :class:`ScaleRules` ``rules``
+    (``unscale`` is ``2**-emax``), and what its elements are scaled by, in
+    the type of ``amax`` (that of the input and of the element conversion's
+    source): ``1 / scale`` for MX (exact: a power of two, made from the
+    code's bits; NaN for the NaN scale), for NVFP4 the divisor
+    :func:`nvfp4_divisor` of the scale.  ``@njit`` only."""
     raise TypeError("block_scale() is for @njit code")
 
 
 @overload(block_scale, jit_options=OVERLOAD_OPTIONS)
-def _overload_block_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
-    compiled = constant_of(rule, ScaleRule)
+def _overload_block_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
+    compiled = constant_of(rules, ScaleRules)
     if not isinstance(block, ConversionType) or not isinstance(amax, types.Float) or compiled is None:
         return None
     real = np.float64 if amax.bitwidth == 64 else np.float32
     if block.conversion.target is not FLOAT8E8M0:
         decode = decoding(block.conversion.target)
 
-        def nvfp4_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
+        def nvfp4_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
             code = np.uint8(convert(amax / (largest * tensor_scale), block))
             divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
@@ -349,17 +356,20 @@ def _overload_block_scale(amax, block, rule, unscale, largest, half_step, tensor
     low, high, nan_code = np.uint8(E8M0_LOW), np.uint8(E8M0_HIGH), np.uint8(FLOAT8E8M0.format.quiet_nan_code)
     smallest = 2.0 ** (E8M0_LOW - 127)
     inverse_bias = np.uint64(1023 + 127)  # 1 / 2**(code - 127) has the float64 exponent field 1023 + 127 - code
-    ceil, even, rceil = (compiled.name == r for r in (CEIL, EVEN, RCEIL))
+    powers, rceil = compiled == POWER_RULES, compiled == RCEIL_RULE
+    ceil, even = rule_number(CEIL), rule_number(EVEN)
 
-    def mx_scale(amax, block, rule, unscale, largest, half_step, tensor_scale):
+    def mx_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
         value = amax * unscale
-        if even and amax < np.inf:  # amax rounded to the element's precision first
-            value = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
+        if powers:  # even: amax rounded to the element's precision first
+            rounded = float64_from_bits(np.uint64(float_bits(value) + half_step) & exponent_field)
+            value = choose((rule == even) & (amax < np.inf), rounded, value)
         if rceil:
             value = amax / largest
         code = np.uint8(convert(value, block))  # 2**floor(log2 value), within the range
-        if ceil and code < high and value >= smallest and (float_bits(value) & mantissa_field) != 0:
-            code = np.uint8(code + one)
+        if powers:  # ceil: one code up unless value is a power of two
+            inexact = (code < high) & (value >= smallest) & ((float_bits(value) & mantissa_field) != 0)
+            code = choose((rule == ceil) & inexact, np.uint8(code + one), code)
         if rceil and amax == amax:  # exactly the smallest 2**k with largest * 2**k >= amax
             for _ in range(2):
                 if code < high and largest * _scale_value(code) < amax:
@@ -373,12 +383,12 @@ def _overload_block_scale(amax, block, rule, unscale, largest, half_step, tensor
 
 
 @helper_njit
-def _scales_by(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
+def _scales_by(amaxes, codes, block, rules, rule, unscale, largest, half_step, tensor_scale):
     """The scale codes (into ``codes``) and weights (in place) of the blocks
-    whose largest magnitudes are ``amaxes``, by :func:`block_scale` and the
-    :class:`ScaleRule` ``rule``: one loop, in vector lanes where it can."""
+    whose largest magnitudes are ``amaxes``, by :func:`block_scale`: one
+    loop, in vector lanes where it can."""
     for i in range(amaxes.size):
-        codes[i], amaxes[i] = block_scale(amaxes[i], block, rule, unscale, largest, half_step, tensor_scale)
+        codes[i], amaxes[i] = block_scale(amaxes[i], block, rules, rule, unscale, largest, half_step, tensor_scale)
 
 
 def block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
@@ -391,25 +401,21 @@ def block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor
 def _overload_block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
     if not isinstance(block, ConversionType):
         return None
-    floor_rule, ceil_rule, even_rule, rceil_rule = (ScaleRule(r) for r in SCALE_RULES)
+    powers, rceil_rule = POWER_RULES, RCEIL_RULE
     if block.conversion.target is not FLOAT8E8M0:
 
         def one_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
-            _scales_by(amaxes, codes, block, floor_rule, unscale, largest, half_step, tensor_scale)
+            _scales_by(amaxes, codes, block, powers, rule, unscale, largest, half_step, tensor_scale)
 
         return one_rule
 
-    ceil, even, rceil = (rule_number(r) for r in (CEIL, EVEN, RCEIL))
+    rceil = rule_number(RCEIL)
 
     def by_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
-        if rule == ceil:
-            _scales_by(amaxes, codes, block, ceil_rule, unscale, largest, half_step, tensor_scale)
-        elif rule == even:
-            _scales_by(amaxes, codes, block, even_rule, unscale, largest, half_step, tensor_scale)
-        elif rule == rceil:
-            _scales_by(amaxes, codes, block, rceil_rule, unscale, largest, half_step, tensor_scale)
+        if rule == rceil:
+            _scales_by(amaxes, codes, block, rceil_rule, rule, unscale, largest, half_step, tensor_scale)
         else:
-            _scales_by(amaxes, codes, block, floor_rule, unscale, largest, half_step, tensor_scale)
+            _scales_by(amaxes, codes, block, powers, rule, unscale, largest, half_step, tensor_scale)
 
     return by_rule
 
