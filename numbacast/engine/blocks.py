@@ -448,7 +448,7 @@ def _tasks(rows, n, block_size):
     return group, (nb + group - 1) // group
 
 
-@cached_njit(nogil=True)
+@helper_njit
 def _task_span(t, per_row, group, n, block_size):
     """``(row, first block, end block, first element, end element)`` of task ``t``."""
     row, k = divmod(np.int64(t), per_row)
@@ -514,7 +514,7 @@ def _amaxes_from(line, size, out, first):
         out[i] = block_amax(line[i * size : (i + 1) * size])
 
 
-@cached_njit(nogil=True)
+@helper_njit
 def _spread(values, per_block, size):
     """``per_block[i]`` written beside each element of block ``i`` (of ``size``
     elements, the last maybe shorter) of ``values``, a task's scratch array:
