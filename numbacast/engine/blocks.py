@@ -43,6 +43,7 @@ import functools
 import numpy as np
 from numba import prange, types
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
@@ -340,7 +341,7 @@ def _overload_block_scale(amax, block, rules, rule, unscale, largest, half_step,
     compiled = constant_of(rules, ScaleRules)
     if not isinstance(block, ConversionType) or not isinstance(amax, types.Float) or compiled is None:
         return None
-    real = np.float64 if amax.bitwidth == 64 else np.float32
+    real = as_dtype(amax).type  # the input's type
     if block.conversion.target is not FLOAT8E8M0:
         decode = decoding(block.conversion.target)
 
@@ -401,11 +402,10 @@ def block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor
 def _overload_block_scales(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
     if not isinstance(block, ConversionType):
         return None
-    powers, rceil_rule = POWER_RULES, RCEIL_RULE
     if block.conversion.target is not FLOAT8E8M0:
 
         def one_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
-            _scales_by(amaxes, codes, block, powers, rule, unscale, largest, half_step, tensor_scale)
+            _scales_by(amaxes, codes, block, POWER_RULES, rule, unscale, largest, half_step, tensor_scale)
 
         return one_rule
 
@@ -413,9 +413,9 @@ def _overload_block_scales(amaxes, codes, block, rule, unscale, largest, half_st
 
     def by_rule(amaxes, codes, block, rule, unscale, largest, half_step, tensor_scale):
         if rule == rceil:
-            _scales_by(amaxes, codes, block, rceil_rule, rule, unscale, largest, half_step, tensor_scale)
+            _scales_by(amaxes, codes, block, RCEIL_RULE, rule, unscale, largest, half_step, tensor_scale)
         else:
-            _scales_by(amaxes, codes, block, powers, rule, unscale, largest, half_step, tensor_scale)
+            _scales_by(amaxes, codes, block, POWER_RULES, rule, unscale, largest, half_step, tensor_scale)
 
     return by_rule
 
