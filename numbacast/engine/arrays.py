@@ -15,7 +15,7 @@ import numpy as np
 
 from ..formats.registry import DOUBLE, FLOAT
 from .checks import check_out, check_source, refuse_masked
-from .conversion import Conversion, kernel_dtype
+from .conversion import Conversion, kernel_dtype, through_stand_in
 from .kernels import NO_TABLE, PARALLEL_MIN, Launcher
 from .stochastic import cast_stochastic, check_random_bits
 
@@ -181,14 +181,22 @@ def _is_integral(t):
 def table(conversion):
     """The converted value of every code of a source of at most 16 bits.
 
-    The table is filled by the conversion's own serial kernel, run over every
-    code: it takes well under a millisecond, and a first cast of a new pair
-    compiles that one loop (the parallel loops only when a large array needs
-    them; a small array's codes are then looked up by NumPy, see :func:`run`).
+    The table is filled by two serial kernels run over every code, through
+    the type that stands for the source's kind of value
+    (:func:`~numbacast.engine.conversion.through_stand_in`): the source's
+    codes to their values in FLOAT (DOUBLE, INT32), then those values to the
+    target, by the kernel a cast from FLOAT (DOUBLE, INT32) to the target
+    runs.  It takes well under a millisecond; a first cast of a new pair
+    compiles neither loop when the source and the target were used before
+    with other types (the parallel loops only when a large array needs them;
+    a small array's codes are looked up by NumPy, see :func:`run`).
     """
+    to_value, from_value = through_stand_in(conversion)
     source = conversion.source
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
+    values = np.empty(codes.shape, kernel_dtype(to_value.target))
+    Launcher(to_value, NO_TABLE)(codes.view(kernel_dtype(source)), values, parallel=False)
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
-    Launcher(conversion, NO_TABLE)(codes.view(kernel_dtype(source)), result, parallel=False)
+    Launcher(from_value, NO_TABLE)(values, result, parallel=False)
     result.flags.writeable = False
     return result

@@ -325,6 +325,24 @@ def target_stage(kind, source_bits, conversion, part=None):
 _KIND_SOURCES = {("f32", False): FLOAT, ("f64", False): DOUBLE, ("int", False): INT32, ("int", True): INT64}
 
 
+def through_stand_in(conversion):
+    """``(to_value, from_value)``: a conversion from a source of at most 16
+    bits as two, through the type that stands for its kind of value (FLOAT,
+    DOUBLE or INT32, see :func:`target_stage`): ``to_value`` gives each
+    element's exact value in that type (every value of such a source has
+    one there), and ``from_value`` rounds it to the target with the target
+    stage of ``conversion`` itself, so the two give the bits of
+    ``conversion``.  A table of every code (:func:`~numbacast.engine.arrays.table`)
+    is filled that way: a source's ``to_value`` and a kind's ``from_value``
+    serve every pair that shares them, where ``conversion``'s own loop would
+    be compiled for each pair."""
+    if conversion.source.storage.itemsize > 2 or conversion.stochastic:
+        raise ValueError(f"{conversion} does not go through a stand-in type")
+    kind, _ = source_stage(conversion.source)
+    stand_in = _KIND_SOURCES[kind, False]
+    return Conversion.make(conversion.source, stand_in), replace(conversion, source=stand_in)
+
+
 @functools.cache
 def _stage(kind, wide_int, conversion, part):
     """:func:`target_stage`'s stage of ``conversion``, whose source stands for its kind."""
