@@ -38,11 +38,12 @@ from ..engine.arrays import table, uses_table
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_packed, check_rounding, check_saturate, check_stochastic
 from ..engine.conversion import Conversion, kernel_dtype
-from ..engine.kernels import NO_TABLE, cast_kernel
+from ..engine.kernels import cast_kernel
 from ..engine.rounding import seed_key
 from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
+from .flat_arrays import flat_view, new_array, unused_table
 from .numba_types import as_dtype
 
 
@@ -140,13 +141,14 @@ def _overlap(a, b):
 
 
 def _table(table):
-    """The table argument of a kernel: ``table``, or a fresh :data:`NO_TABLE` for None."""
+    """The table argument of a kernel: ``table``, or for None an unused one typed as
+    :data:`~numbacast.engine.kernels.NO_TABLE` (:func:`~numbacast.integrations.flat_arrays.unused_table`)."""
 
 
 @overload(_table, jit_options=OVERLOAD_OPTIONS)
 def _overload_table(table):
     if isinstance(table, types.NoneType):
-        return lambda table: np.zeros(NO_TABLE.shape, NO_TABLE.dtype)
+        return lambda table: unused_table()
     return lambda table: table
 
 
@@ -322,6 +324,7 @@ def _overload_cast(
     if not _absent(out):
         _check_out(out, x, target)
     direct = not _absent(out) and out.layout == "C"
+    contiguous = x.layout == "C"
 
     def impl(
         x,
@@ -335,19 +338,21 @@ def _overload_cast(
         stochastic_bits=None,
         random_bits=None,
     ):
-        src = np.ascontiguousarray(x).reshape(-1).view(codes)
-        if out is None:  # (a branch Numba prunes when it compiles)
-            result = np.empty(x.shape, result_dtype)
-            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
+        # (branches on contiguous, direct and out's type: Numba prunes them when it compiles)
+        src = flat_view(x, codes) if contiguous else flat_view(np.ascontiguousarray(x), codes)
+        if out is None:
+            result = new_array(x.shape, result_dtype)
+            apply(src, flat_view(result, result_codes), seed, random_bits, x.shape)
             return result
         if out.shape != x.shape:
             raise ValueError("out has a different shape from the input")
-        if direct and not _overlap(src, out) and not _may_write_over(random_bits, out):
-            apply(src, out.reshape(-1).view(result_codes), seed, random_bits, x.shape)
-        else:
-            result = np.empty(x.shape, result_dtype)
-            apply(src, result.reshape(-1).view(result_codes), seed, random_bits, x.shape)
-            out[...] = result
+        if direct:
+            if not _overlap(src, out) and not _may_write_over(random_bits, out):
+                apply(src, flat_view(out, result_codes), seed, random_bits, x.shape)
+                return out
+        result = new_array(x.shape, result_dtype)
+        apply(src, flat_view(result, result_codes), seed, random_bits, x.shape)
+        out[...] = result
         return out
 
     return impl
