@@ -1,19 +1,18 @@
-"""New arrays and flat views of arrays in ``@njit`` code, written in LLVM IR where nothing is compiled.
+"""New arrays and views of arrays in ``@njit`` code, written in LLVM IR where nothing is compiled.
 
 ``new_array(shape, dtype)`` is ``np.empty(shape, dtype)`` (C order, ``shape``
-a tuple of integers); ``flat_view(array, dtype)`` is the C-contiguous ``array`` (any number of
-dimensions) as a 1-D array of ``dtype``, an element type of the same size:
-``array.reshape(-1).view(dtype)``, the same memory, read-only when ``array``
-is.  ``unused_table()`` is a writeable one-element uint8 array for the
-``table`` argument of a kernel that does not read it (a conversion's own
-kernel; see :data:`~numbacast.engine.kernels.NO_TABLE`), on the stack of its
-caller.
+a tuple of integers); ``reshaped_view(array, shape, dtype)`` is
+``array.reshape(shape).view(dtype)`` of a C-contiguous ``array``, the same
+memory, read-only when ``array`` is; ``unused_table()`` is a writeable
+one-element uint8 array for the ``table`` argument of a kernel that does not
+read it (a conversion's own kernel; see
+:data:`~numbacast.engine.kernels.NO_TABLE`), on the stack of its caller.
 
 Numba compiles ``np.empty``, ``reshape``, ``view`` and ``np.zeros`` as
 functions of their own for each signature: ``view``'s check of its two
 dtypes took 0.25 s a signature on the Zen 1 EPYC, ``np.zeros`` 0.23 s,
-``np.empty`` 0.19 s, in each first ``numbacast.cast`` in ``@njit`` code of a
-new pair of array types.
+``np.empty`` 0.19 s, in each first ``numbacast.cast`` (or ``mx.quantize``,
+``mx.dequantize``) in ``@njit`` code of a new pair of array types.
 """
 
 from llvmlite import ir
@@ -29,45 +28,61 @@ from .numba_types import as_dtype
 @intrinsic
 def new_array(typingctx, shape, dtype):
     """``np.empty(shape, dtype)``: a new C-contiguous array, ``shape`` a tuple of integers."""
-    if not (isinstance(shape, types.BaseTuple) and all(isinstance(size, types.Integer) for size in shape)):
-        raise errors.NumbaTypeError(f"new_array takes a tuple of integers for its shape, not {shape}")
+    _check_shape(shape, "new_array")
     if not isinstance(dtype, types.DType):
         raise errors.NumbaTypeError(f"new_array takes a dtype, not {dtype}")
     result = types.Array(dtype.dtype, len(shape), "C")
 
     def codegen(context, builder, signature, args):
-        values = cgutils.unpack_tuple(builder, args[0], len(shape))
-        sizes = [context.cast(builder, value, size, types.intp) for value, size in zip(values, shape)]
-        array = _empty_nd_impl(context, builder, result, sizes)
+        array = _empty_nd_impl(context, builder, result, _sizes(context, builder, shape, args[0]))
         return impl_ret_new_ref(context, builder, result, array._getvalue())
 
     return result(shape, dtype), codegen
 
 
 @intrinsic
-def flat_view(typingctx, array, dtype):
-    """``array.reshape(-1).view(dtype)`` of a C-contiguous ``array``, ``dtype`` of its element size."""
+def reshaped_view(typingctx, array, shape, dtype):
+    """``array.reshape(shape).view(dtype)`` of a C-contiguous ``array``: ``shape``
+    a tuple of integers whose product is ``array.size`` (not checked), ``dtype``
+    of the element size of ``array``."""
     if not (isinstance(array, types.Array) and array.layout == "C" and isinstance(dtype, types.DType)):
-        raise errors.NumbaTypeError(f"flat_view takes a C-contiguous array and a dtype, not {array}, {dtype}")
+        raise errors.NumbaTypeError(f"reshaped_view takes a C-contiguous array and a dtype, not {array}, {dtype}")
+    _check_shape(shape, "reshaped_view")
     if as_dtype(array.dtype).itemsize != as_dtype(dtype.dtype).itemsize:
-        raise errors.NumbaTypeError(f"flat_view of {array.dtype} elements as {dtype.dtype}: not the same size")
-    result = types.Array(dtype.dtype, 1, "C", readonly=not array.mutable, aligned=array.aligned)
+        raise errors.NumbaTypeError(f"reshaped_view of {array.dtype} elements as {dtype.dtype}: not the same size")
+    result = types.Array(dtype.dtype, len(shape), "C", readonly=not array.mutable, aligned=array.aligned)
 
     def codegen(context, builder, signature, args):
         source = context.make_array(signature.args[0])(context, builder, args[0])
         view = context.make_array(result)(context, builder)
+        sizes = _sizes(context, builder, shape, args[1])
+        strides, stride = [], source.itemsize
+        for size in reversed(sizes):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, size)
         populate_array(
             view,
             data=builder.bitcast(source.data, view.data.type),
-            shape=[source.nitems],
-            strides=[source.itemsize],
+            shape=sizes,
+            strides=strides,
             itemsize=source.itemsize,
             meminfo=source.meminfo,
             parent=source.parent,
         )
         return impl_ret_borrowed(context, builder, result, view._getvalue())
 
-    return result(array, dtype), codegen
+    return result(array, shape, dtype), codegen
+
+
+def _check_shape(shape, name):
+    if not (isinstance(shape, types.BaseTuple) and all(isinstance(size, types.Integer) for size in shape)):
+        raise errors.NumbaTypeError(f"{name} takes a tuple of integers for its shape, not {shape}")
+
+
+def _sizes(context, builder, shape, value):
+    """The sizes of the tuple ``value`` of type ``shape``, as intp."""
+    values = cgutils.unpack_tuple(builder, value, len(shape))
+    return [context.cast(builder, size, size_type, types.intp) for size, size_type in zip(values, shape)]
 
 
 _UNUSED_TABLE = types.Array(types.uint8, 1, "C")

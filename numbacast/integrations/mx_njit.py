@@ -25,6 +25,7 @@ from ..engine.checks import check_rounding, check_saturate
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
+from .flat_arrays import new_array, reshaped_view
 from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 
@@ -111,6 +112,7 @@ def _overload_quantize(
     half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
     rule_number = blocks.rule_number(rule)
     last = x.ndim - 1
+    contiguous, source_dtype = x.layout == "C", as_dtype(x.dtype)  # (a branch Numba prunes when it compiles)
     tensor_part = _tensor_part(block_format_, tensor_scale)
     key_of = _key if mode == "stochastic" else _no_key
 
@@ -131,16 +133,16 @@ def _overload_quantize(
             raise ValueError("block_size must be a positive integer")
         n = x.shape[last]
         rows = x.size // n if n > 0 else 0
-        src = np.ascontiguousarray(x).reshape((rows, n))
+        src = reshaped_view(x if contiguous else np.ascontiguousarray(x), (rows, n), source_dtype)
         nb = (n + size - 1) // size
         scale = tensor_part(src, size, tensor_scale)
-        elements = np.empty(x.shape, element_dtype)
-        scales = np.empty(x.shape[:last] + (nb,), scale_dtype)
+        elements = new_array(x.shape, element_dtype)
+        scales = new_array(x.shape[:last] + (nb,), scale_dtype)
         params = (np.int64(size), unscale, largest, half_step, np.float64(scale), rule_number)
         blocks.quantize_any(
             src,
-            elements.reshape((rows, n)).view(code_dtype),
-            scales.reshape((rows, nb)).view(np.uint8),
+            reshaped_view(elements, (rows, n), code_dtype),
+            reshaped_view(scales, (rows, nb), np.dtype(np.uint8)),
             block,
             conversion,
             plan,
@@ -183,11 +185,11 @@ def _overload_dequantize(q, to="float32"):
         nb = q.scales.shape[last]
         if q.block_size <= 0 or nb != (n + q.block_size - 1) // q.block_size or q.scales.size != rows * nb:
             raise ValueError("the scales do not fit the elements cut into blocks of block_size")
-        out = np.empty(q.elements.shape, out_dtype)
+        out = new_array(q.elements.shape, out_dtype)
         blocks.dequantize_any(
-            np.ascontiguousarray(q.elements).reshape((rows, n)).view(code_dtype),
-            np.ascontiguousarray(q.scales).reshape((rows, nb)).view(np.uint8),
-            out.reshape((rows, n)),
+            reshaped_view(np.ascontiguousarray(q.elements), (rows, n), code_dtype),
+            reshaped_view(np.ascontiguousarray(q.scales), (rows, nb), np.dtype(np.uint8)),
+            reshaped_view(out, (rows, n), out_dtype),
             scale_decode,
             element_decode,
             output,

@@ -43,7 +43,7 @@ from ..engine.rounding import seed_key
 from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
-from .flat_arrays import flat_view, new_array, unused_table
+from .flat_arrays import new_array, reshaped_view, unused_table
 from .numba_types import as_dtype
 
 
@@ -339,19 +339,23 @@ def _overload_cast(
         random_bits=None,
     ):
         # (branches on contiguous, direct and out's type: Numba prunes them when it compiles)
-        src = flat_view(x, codes) if contiguous else flat_view(np.ascontiguousarray(x), codes)
+        src = (
+            reshaped_view(x, (x.size,), codes)
+            if contiguous
+            else reshaped_view(np.ascontiguousarray(x), (x.size,), codes)
+        )
         if out is None:
             result = new_array(x.shape, result_dtype)
-            apply(src, flat_view(result, result_codes), seed, random_bits, x.shape)
+            apply(src, reshaped_view(result, (x.size,), result_codes), seed, random_bits, x.shape)
             return result
         if out.shape != x.shape:
             raise ValueError("out has a different shape from the input")
         if direct:
             if not _overlap(src, out) and not _may_write_over(random_bits, out):
-                apply(src, flat_view(out, result_codes), seed, random_bits, x.shape)
+                apply(src, reshaped_view(out, (x.size,), result_codes), seed, random_bits, x.shape)
                 return out
         result = new_array(x.shape, result_dtype)
-        apply(src, flat_view(result, result_codes), seed, random_bits, x.shape)
+        apply(src, reshaped_view(result, (x.size,), result_codes), seed, random_bits, x.shape)
         out[...] = result
         return out
 
