@@ -68,6 +68,7 @@ from numba.parfors import parfor
 from ..engine.conversion import Conversion, scalar_converter
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
 from .elements import JIT_OPTIONS, jitable, storer
+from .flat_arrays import new_array
 from .numba_types import Element, ForeignElement, IntElement, element_of
 
 
@@ -220,7 +221,7 @@ def _sum(a, axis=None, dtype=None):
 
     def along(a, axis=None, dtype=None):
         lines = _lines(a, axis)
-        out = np.empty(lines.shape[:-1], a.dtype)
+        out = new_array(lines.shape[:-1], a.dtype)
         for index in np.ndindex(out.shape):
             out[index] = fold(lines[index])
         return out
@@ -251,7 +252,7 @@ def _flattened(running):
 
     @jitable
     def flattened(a):
-        out = np.empty(a.size, a.dtype)
+        out = new_array((a.size,), a.dtype)
         running(a.ravel(), out)
         return out
 
@@ -285,7 +286,7 @@ def _cumsum(a, axis=None, dtype=None):
         return lambda a, axis=None, dtype=None: _flattened_sum(a)
 
     def along(a, axis=None, dtype=None):
-        out = np.empty(a.shape, a.dtype)
+        out = new_array(a.shape, a.dtype)
         lines, out_lines = _lines(a, axis), _lines(out, axis)
         for index in np.ndindex(lines.shape[:-1]):
             _running_sum(lines[index], out_lines[index])
