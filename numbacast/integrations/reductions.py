@@ -120,7 +120,7 @@ def _lines(a, axis):
     ``index`` in ``np.ndindex`` of the other axes, in their order; NumPy's
     AxisError for an axis out of bounds."""
     if axis < -a.ndim or axis >= a.ndim:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {a.ndim}")
+        raise np.exceptions.AxisError(axis, a.ndim)  # NumPy words it: no string formatting compiled
     order = np.empty(a.ndim, np.intp)
     order[-1] = axis % a.ndim
     others = 0
