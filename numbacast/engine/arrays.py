@@ -195,8 +195,8 @@ def table(conversion):
     source = conversion.source
     codes = np.arange(1 << (8 * source.storage.itemsize), dtype=f"u{source.storage.itemsize}")
     values = np.empty(codes.shape, kernel_dtype(to_value.target))
-    Launcher(to_value, NO_TABLE)(codes.view(kernel_dtype(source)), values, parallel=False)
+    plan(to_value).launch(codes.view(kernel_dtype(source)), values, parallel=False)  # the casts' own plans
     result = np.empty(codes.shape, kernel_dtype(conversion.target))
-    Launcher(from_value, NO_TABLE)(values, result, parallel=False)
+    plan(from_value).launch(values, result, parallel=False)
     result.flags.writeable = False
     return result

@@ -16,12 +16,13 @@ dtypes took 0.25 s a signature on the Zen 1 EPYC, ``np.zeros`` 0.23 s,
 """
 
 from llvmlite import ir
-from numba import types
+from numba import typeof, types
 from numba.core import cgutils, errors
 from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
 from numba.extending import intrinsic
 from numba.np.arrayobj import _empty_nd_impl, populate_array
 
+from ..engine.kernels import NO_TABLE
 from .numba_types import as_dtype
 
 
@@ -85,7 +86,7 @@ def _sizes(context, builder, shape, value):
     return [context.cast(builder, size, size_type, types.intp) for size, size_type in zip(values, shape)]
 
 
-_UNUSED_TABLE = types.Array(types.uint8, 1, "C")
+_UNUSED_TABLE = typeof(NO_TABLE)  # the type of the Python calls' table argument: one compiled kernel for both
 
 
 @intrinsic

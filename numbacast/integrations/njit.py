@@ -339,11 +339,7 @@ def _overload_cast(
         random_bits=None,
     ):
         # (branches on contiguous, direct and out's type: Numba prunes them when it compiles)
-        src = (
-            reshaped_view(x, (x.size,), codes)
-            if contiguous
-            else reshaped_view(np.ascontiguousarray(x), (x.size,), codes)
-        )
+        src = reshaped_view(x if contiguous else np.ascontiguousarray(x), (x.size,), codes)
         if out is None:
             result = new_array(x.shape, result_dtype)
             apply(src, reshaped_view(result, (x.size,), result_codes), seed, random_bits, x.shape)
