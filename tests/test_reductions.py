@@ -155,6 +155,16 @@ def test_a_broadcast_array_is_summed_in_numpys_order():
         assert bits(total(a)) == bits(np.sum(a))
 
 
+def test_a_three_dimensional_array_is_summed_in_numpys_order():
+    """Three axes of mixed strides, some reversed: the sum in NumPy's order, which C order does not give."""
+    values = np.linspace(1, 2, 60) * 2.0 ** np.tile(np.arange(-9, 11, 2), 6)
+    block = values.astype(np.float32).astype(ml_dtypes.bfloat16).reshape(3, 4, 5)
+    total = njit(lambda a: np.sum(a))
+    for a in (block.transpose(1, 0, 2), block.transpose(2, 0, 1), block[:, ::-2].transpose(1, 0, 2), block[::-1].T):
+        assert bits(total(a)) == bits(np.sum(a))
+        assert bits(np.sum(np.ascontiguousarray(a))) != bits(np.sum(a))  # the order matters
+
+
 @njit
 def _mean(a):
     return np.mean(a)

@@ -62,13 +62,12 @@ from numba import types
 from numba.core.errors import NumbaTypeError
 from numba.extending import overload
 from numba.np import arraymath
-from numba.np.unsafe.ndarray import to_fixed_tuple
 from numba.parfors import parfor
 
 from ..engine.conversion import Conversion, scalar_converter
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
 from .elements import JIT_OPTIONS, jitable, storer
-from .flat_arrays import new_array
+from .flat_arrays import new_array, permuted_view
 from .numba_types import Element, ForeignElement, IntElement, element_of
 
 
@@ -128,7 +127,7 @@ def _lines(a, axis):
         if i != order[-1]:
             order[others] = i
             others += 1
-    return a.transpose(to_fixed_tuple(order, a.ndim))
+    return permuted_view(a, order)
 
 
 # --------------------------------------------------------------------------
@@ -148,7 +147,9 @@ def _numpy_axis_order(strides):
     the axes, innermost first, by stride magnitude, in which an axis of
     stride 0 (broadcast) compares with none -- so by decreasing stride, ties
     and broadcast axes in C order; a negative stride is walked as it is."""
-    order = np.arange(len(strides))[::-1].copy()
+    order = np.empty(len(strides), np.intp)
+    for i in range(len(order)):
+        order[i] = len(order) - 1 - i
     for i in range(1, len(order)):
         axis, stride, place = order[i], abs(strides[order[i]]), i
         for j in range(i - 1, -1, -1):
@@ -157,7 +158,8 @@ def _numpy_axis_order(strides):
                 if other <= stride:
                     break
                 place = j
-        order[place + 1 : i + 1] = order[place:i].copy()
+        for k in range(i, place, -1):
+            order[k] = order[k - 1]
         order[place] = axis
     return order[::-1].copy()
 
@@ -165,7 +167,7 @@ def _numpy_axis_order(strides):
 @jitable
 def _in_numpy_order(a):
     """``a`` with its axes in NumPy's reduction order: its C order is the order in which NumPy reduces ``a``."""
-    return a.transpose(to_fixed_tuple(_numpy_axis_order(np.array(a.strides)), a.ndim))
+    return permuted_view(a, _numpy_axis_order(a.strides))
 
 
 def _walk(array_type):
