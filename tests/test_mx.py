@@ -394,6 +394,9 @@ def test_quantize_and_dequantize_in_njit_code_give_the_python_bits():
     assert np.array_equal(codes(q.scales), codes(expected.scales))
     assert np.array_equal(values, mx.dequantize(expected)) and np.array_equal(mx.dequantize(q), values)
 
+    rows = q._replace(elements=q.elements[::2], scales=q.scales[::2])  # strided: copied to C order first
+    assert np.array_equal(njit(lambda q: mx.dequantize(q))(rows), mx.dequantize(rows))
+
     @njit
     def along_first(x):
         return mx.quantize(x, "mxfp4_e2m1", axis=0)

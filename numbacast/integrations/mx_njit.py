@@ -176,6 +176,7 @@ def _overload_dequantize(q, to="float32"):
     code_dtype = np.dtype(np.int8) if fmt.element is INT8 else np.dtype(np.uint8)
     out_dtype = target.storage
     last = elements.ndim - 1
+    elements_contiguous, scales_contiguous = elements.layout == "C", scales.layout == "C"  # (pruned branches)
 
     def impl(q, to="float32"):
         if q.axis != last:
@@ -187,8 +188,12 @@ def _overload_dequantize(q, to="float32"):
             raise ValueError("the scales do not fit the elements cut into blocks of block_size")
         out = new_array(q.elements.shape, out_dtype)
         blocks.dequantize_any(
-            reshaped_view(np.ascontiguousarray(q.elements), (rows, n), code_dtype),
-            reshaped_view(np.ascontiguousarray(q.scales), (rows, nb), np.dtype(np.uint8)),
+            reshaped_view(
+                q.elements if elements_contiguous else np.ascontiguousarray(q.elements), (rows, n), code_dtype
+            ),
+            reshaped_view(
+                q.scales if scales_contiguous else np.ascontiguousarray(q.scales), (rows, nb), np.dtype(np.uint8)
+            ),
             reshaped_view(out, (rows, n), out_dtype),
             scale_decode,
             element_decode,
