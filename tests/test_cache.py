@@ -131,6 +131,17 @@ def test_nowhere_writable_warns_and_still_casts(tmp_path):
     assert result["codes"][0] == 0x40
 
 
+def test_a_kernel_numba_cannot_cache_is_numbas_warning_and_still_casts(tmp_path):
+    """Unoptimised code (``NUMBA_OPT=0``) keeps references Numba will not
+    cache: its NumbaWarning saying so (which names the kernel's source
+    line), and the cast's codes, where the cache's locator lacked the file
+    name that warning reads (an AttributeError)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT="0")
+    result = run_probe(env, tmp_path)
+    assert result["codes"] == run_probe(dict(env, NUMBA_OPT="3"), tmp_path)["codes"]
+    assert "NumbaWarning" in result["warnings"] and result["misses"] == 1
+
+
 # -- A cache that heals (issue 14) -------------------------------------------------------------
 
 HEAL_PROBE = textwrap.dedent("""

@@ -195,6 +195,7 @@ class PackageCacheLocator(caching._CacheLocator):
 
     def __init__(self, py_func, path, module_path):
         self._lineno = py_func.__code__.co_firstlineno
+        self._py_file = py_func.__code__.co_filename  # where Numba's warnings point, as its own locators do
         self._module_path = module_path
         self._path = str(path)
 
