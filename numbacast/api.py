@@ -37,8 +37,13 @@ def runtime() -> Any:
     """The modules a cast runs in: Numba and the numeric engine on the first
     call (``import numbacast`` does not import Numba, a third of a second),
     the text, packing and Dask layers on the first call that needs them."""
-    import numba  # noqa: F401  (first: its import hooks then find no half-imported numbacast module)
+    import numba  # (first: its import hooks then find no half-imported numbacast module)
 
+    if numba.config.DISABLE_JIT:
+        raise RuntimeError(
+            "numbacast runs compiled kernels, and NUMBA_DISABLE_JIT is set: unset it to cast (to run a function "
+            "of yours uncompiled, call its .py_func instead)"
+        )
     from .engine import checks
     from .engine.arrays import cast_numbers, plan_of
     from .engine.rounding import seed_key

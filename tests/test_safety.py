@@ -575,3 +575,22 @@ def test_the_text_reader_compiles_its_scan_once_for_floats_and_integers():
     assert scan.signatures
     for signature in scan.signatures:
         assert not any(isinstance(t, types.Literal) for t in signature), signature
+
+
+def test_numba_disable_jit_is_a_clear_error():
+    """With NUMBA_DISABLE_JIT=1 the import works and a cast says why it cannot run.
+    (docs/safety.md, "Compiled kernels")"""
+    probe = textwrap.dedent("""
+        import numpy as np
+        import numbacast
+        for call in (lambda: numbacast.cast(np.ones(3, np.float32), "float8e4m3fn"),
+                     lambda: numbacast.mx.quantize(np.ones(32, np.float32), "mxfp8_e4m3")):
+            try:
+                call()
+            except RuntimeError as error:
+                print(error)
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all("NUMBA_DISABLE_JIT is set: unset it" in line for line in lines), done.stdout
