@@ -37,9 +37,9 @@ def runtime() -> Any:
     """The modules a cast runs in: Numba and the numeric engine on the first
     call (``import numbacast`` does not import Numba, a third of a second),
     the text, packing and Dask layers on the first call that needs them."""
-    import numba  # (first: its import hooks then find no half-imported numbacast module)
+    from numba import config  # (first: its import hooks then find no half-imported numbacast module)
 
-    if numba.config.DISABLE_JIT:
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  (set from the environment, not declared)
         raise RuntimeError(
             "numbacast runs compiled kernels, and NUMBA_DISABLE_JIT is set: unset it to cast (to run a function "
             "of yours uncompiled, call its .py_func instead)"
