@@ -39,7 +39,7 @@ def runtime() -> Any:
     the text, packing and Dask layers on the first call that needs them."""
     from numba import config  # (first: its import hooks then find no half-imported numbacast module)
 
-    if config.DISABLE_JIT:  # type: ignore[attr-defined]  (set from the environment, not declared)
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  # set from the environment, not declared
         raise RuntimeError(
             "numbacast runs compiled kernels, and NUMBA_DISABLE_JIT is set: unset it to cast (to run a function "
             "of yours uncompiled, call its .py_func instead)"
