@@ -24,8 +24,9 @@ RANDOM_SAMPLE = 5_000
 def positive_values(target):
     """Sorted finite positive values of a target of at most 16 bits (Fractions)."""
     bits = 16 if target in ("float16", "bfloat16") else 8
-    values = {exact.decode(target, c) for c in range(1 << bits)}
-    return sorted(v.mag for v in values if v.kind == "finite" and v.mag > 0)
+    values = [exact.decode(target, c) for c in range(1 << bits)]
+    magnitudes = {v.mag for v in values if v.kind == "finite" and v.mag > 0}  # each once, not once per sign
+    return sorted(magnitudes, key=float)  # every such value is a float64 exactly: its order, without Fractions
 
 
 def float_target_points(target, rng):
