@@ -60,22 +60,12 @@ def reshaped_view(typingctx, array, shape, dtype):
 
     def codegen(context, builder, signature, args):
         source = context.make_array(signature.args[0])(context, builder, args[0])
-        view = context.make_array(result)(context, builder)
         sizes = _sizes(context, builder, shape, args[1])
         strides, stride = [], source.itemsize
         for size in reversed(sizes):
             strides.insert(0, stride)
             stride = builder.mul(stride, size)
-        populate_array(
-            view,
-            data=builder.bitcast(source.data, view.data.type),
-            shape=sizes,
-            strides=strides,
-            itemsize=source.itemsize,
-            meminfo=source.meminfo,
-            parent=source.parent,
-        )
-        return impl_ret_borrowed(context, builder, result, view._getvalue())
+        return _view(context, builder, source, result, sizes, strides)
 
     return result(array, shape, dtype), codegen
 
@@ -98,7 +88,6 @@ def permuted_view(typingctx, array, order):
     def codegen(context, builder, signature, args):
         source = context.make_array(array)(context, builder, args[0])
         axes = context.make_array(order)(context, builder, args[1])
-        view = context.make_array(result)(context, builder)
         shape, strides = (cgutils.alloca_once_value(builder, field) for field in (source.shape, source.strides))
         sizes, steps = [], []
         for i in range(array.ndim):
@@ -107,18 +96,25 @@ def permuted_view(typingctx, array, order):
             zero = context.get_constant(types.intp, 0)
             sizes.append(builder.load(builder.gep(shape, [zero, axis])))
             steps.append(builder.load(builder.gep(strides, [zero, axis])))
-        populate_array(
-            view,
-            data=source.data,
-            shape=sizes,
-            strides=steps,
-            itemsize=source.itemsize,
-            meminfo=source.meminfo,
-            parent=source.parent,
-        )
-        return impl_ret_borrowed(context, builder, result, view._getvalue())
+        return _view(context, builder, source, result, sizes, steps)
 
     return result(array, order), codegen
+
+
+def _view(context, builder, source, result, sizes, strides):
+    """A view of the array ``source`` as type ``result``: its data, meminfo and
+    parent, with ``sizes`` and ``strides`` (a borrowed reference)."""
+    view = context.make_array(result)(context, builder)
+    populate_array(
+        view,
+        data=builder.bitcast(source.data, view.data.type),
+        shape=sizes,
+        strides=strides,
+        itemsize=source.itemsize,
+        meminfo=source.meminfo,
+        parent=source.parent,
+    )
+    return impl_ret_borrowed(context, builder, result, view._getvalue())
 
 
 def _check_shape(shape, name):
