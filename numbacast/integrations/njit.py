@@ -307,7 +307,8 @@ def _overload_cast(
         @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
             random = _random_numbers(random_bits, shape, bits)
-            starts, row_length = np.zeros(1, np.int64), np.int64(max(src.size, 1))
+            starts, row_length = new_array((1,), np.dtype(np.int64)), np.int64(max(src.size, 1))
+            starts[0] = 0
             stochastic_any(src, dst, conversion, key_of(seed), starts, row_length, random)
 
     else:
