@@ -251,10 +251,13 @@ STOCHASTIC_ROUNDING = (stochastic_serial := serial_version(stochastic_kernel), s
 
 @cached_njit(nogil=True)
 def stochastic_any(src, dst, conversion, key, starts, row_length, random):
-    """:func:`stochastic_kernel` or its serial twin by the size of ``src``, for
-    ``@njit`` code (compiling it compiles both)."""
+    """For ``@njit`` code: the blocks of :func:`stochastic_kernel` on the
+    calling thread for arrays below :data:`PARALLEL_MIN` (by its own
+    :func:`_block`, compiled once for both: the serial twin is not
+    compiled), else :func:`stochastic_kernel`."""
     if src.size < PARALLEL_MIN:
-        stochastic_serial(src, dst, conversion, key, starts, row_length, random)
+        for b in range((src.size + BLOCK - 1) // BLOCK):
+            _block(np.int64(b), src, dst, conversion, key, starts, row_length, random)
     else:
         stochastic_kernel(src, dst, conversion, key, starts, row_length, random)
 
