@@ -246,7 +246,7 @@ def stochastic_kernel(src, dst, conversion, key, starts, row_length, random):
 #: ``(serial, parallel)`` compilations of :func:`stochastic_kernel`, for
 #: :func:`~numbacast.engine.kernels.split_run`: a small array compiles the
 #: serial loop only.
-STOCHASTIC_ROUNDING = (stochastic_serial := serial_version(stochastic_kernel), stochastic_kernel)
+STOCHASTIC_ROUNDING = (serial_version(stochastic_kernel), stochastic_kernel)
 
 
 @cached_njit(nogil=True)
