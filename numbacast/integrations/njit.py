@@ -43,7 +43,7 @@ from ..engine.rounding import seed_key
 from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
-from .flat_arrays import new_array, reshaped_view, unused_table
+from .flat_arrays import new_array, reshaped_view, retyped_view, unused_table
 from .numba_types import as_dtype
 
 
@@ -345,7 +345,9 @@ def _overload_cast(
                 return out
         result = new_array(x.shape, result_dtype)
         apply(src, reshaped_view(result, (x.size,), result_codes), seed, random_bits, x.shape)
-        out[...] = result
+        codes_out, codes_result = retyped_view(out, result_codes), reshaped_view(result, (x.size,), result_codes)
+        for i, index in enumerate(np.ndindex(x.shape)):  # (out[...] = result compiled Numba's shape-mismatch text)
+            codes_out[index] = codes_result[i]
         return out
 
     return impl
