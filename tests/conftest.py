@@ -14,20 +14,20 @@ TYPE_NAMES = [t.name for t in numbacast.TYPES]
 #: file handed out last kept one worker busy while the other stood idle.
 LONGEST_FIRST = [
     "test_mx.py",
-    "test_reductions.py",
     "test_elements.py",
     "test_njit_matrix.py",
-    "test_wide_sources.py",
-    "test_exhaustive.py",
+    "test_reductions.py",
     "test_stochastic.py",
-    "test_cache.py",
     "test_codegen.py",
+    "test_exhaustive.py",
+    "test_wide_sources.py",
+    "test_cache.py",
     "test_rounding.py",
-    "test_scalar.py",
     "test_strings_print.py",
+    "test_scalar.py",
     "test_njit_rounding.py",
-    "test_float_to_int.py",
     "test_packing.py",
+    "test_float_to_int.py",
 ]
 
 
