@@ -5,9 +5,8 @@ a tuple of integers); ``reshaped_view(array, shape, dtype)`` is
 ``array.reshape(shape).view(dtype)`` of a C-contiguous ``array``, the same
 memory, read-only when ``array`` is; ``retyped_view(array, dtype)`` is
 ``array.view(dtype)`` in any layout, for a dtype of the same size;
-``permuted_view(array, order)`` is
-``array.transpose(order)`` for a permutation ``order`` of the axes;
-``unused_table()`` is a writeable
+``permuted_view(array, order)`` is ``array.transpose(order)`` for a
+permutation ``order`` of the axes; ``unused_table()`` is a writeable
 one-element uint8 array for the ``table`` argument of a kernel that does not
 read it (a conversion's own kernel; see
 :data:`~numbacast.engine.kernels.NO_TABLE`), on the stack of its caller.
