@@ -1,4 +1,9 @@
-"""Scratch arrays in the stack frame of compiled code.
+"""Arrays made in compiled code without compiling NumPy's functions for them.
+
+``new_array(shape, dtype)`` is ``np.empty(shape, dtype)``: a new C-contiguous
+array (``shape`` a tuple of integers), by Numba's own allocation, where
+``np.empty`` was a function Numba compiled for each signature (0.07-0.19 s
+each, in the first call of each kernel that allocates).
 
 ``stack_bytes(count)`` (``count`` an integer literal) is a 1-D C-contiguous
 uint8 array of ``count`` bytes, uninitialised, in the stack frame of the
@@ -11,7 +16,9 @@ functions it calls, never returned or stored where it outlives the call.
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
+from numba.core.imputils import impl_ret_new_ref
 from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl
 
 _BYTES = types.Array(types.uint8, 1, "C")
 
@@ -38,3 +45,30 @@ def stack_bytes(typingctx, count):
         return array._getvalue()
 
     return _BYTES(count), codegen
+
+
+@intrinsic
+def new_array(typingctx, shape, dtype):
+    """``np.empty(shape, dtype)``: a new C-contiguous array, ``shape`` a tuple of integers."""
+    check_shape(shape, "new_array")
+    if not isinstance(dtype, types.DType):
+        raise errors.NumbaTypeError(f"new_array takes a dtype, not {dtype}")
+    result = types.Array(dtype.dtype, len(shape), "C")
+
+    def codegen(context, builder, signature, args):
+        array = _empty_nd_impl(context, builder, result, tuple_sizes(context, builder, shape, args[0]))
+        return impl_ret_new_ref(context, builder, result, array._getvalue())
+
+    return result(shape, dtype), codegen
+
+
+def check_shape(shape, name):
+    """A NumbaTypeError unless ``shape`` is the type of a tuple of integers."""
+    if not (isinstance(shape, types.BaseTuple) and all(isinstance(size, types.Integer) for size in shape)):
+        raise errors.NumbaTypeError(f"{name} takes a tuple of integers for its shape, not {shape}")
+
+
+def tuple_sizes(context, builder, shape, value):
+    """The sizes of the tuple ``value`` of type ``shape``, as intp."""
+    values = cgutils.unpack_tuple(builder, value, len(shape))
+    return [context.cast(builder, size, size_type, types.intp) for size, size_type in zip(values, shape)]

@@ -1,7 +1,7 @@
-"""New arrays and views of arrays in ``@njit`` code, written in LLVM IR where nothing is compiled.
+"""Views of arrays in ``@njit`` code, written in LLVM IR where nothing is
+compiled, and :func:`~numbacast.engine.scratch.new_array` (``np.empty``).
 
-``new_array(shape, dtype)`` is ``np.empty(shape, dtype)`` (C order, ``shape``
-a tuple of integers); ``reshaped_view(array, shape, dtype)`` is
+``reshaped_view(array, shape, dtype)`` is
 ``array.reshape(shape).view(dtype)`` of a C-contiguous ``array``, the same
 memory, read-only when ``array`` is; ``retyped_view(array, dtype)`` is
 ``array.view(dtype)`` in any layout, for a dtype of the same size;
@@ -25,27 +25,13 @@ shape-mismatch message compiled Numba's integer-to-text and string joining:
 from llvmlite import ir
 from numba import typeof, types
 from numba.core import cgutils, errors
-from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-from numba.np.arrayobj import _empty_nd_impl, populate_array
+from numba.np.arrayobj import populate_array
 
 from ..engine.kernels import NO_TABLE
+from ..engine.scratch import check_shape, tuple_sizes
 from .numba_types import as_dtype
-
-
-@intrinsic
-def new_array(typingctx, shape, dtype):
-    """``np.empty(shape, dtype)``: a new C-contiguous array, ``shape`` a tuple of integers."""
-    _check_shape(shape, "new_array")
-    if not isinstance(dtype, types.DType):
-        raise errors.NumbaTypeError(f"new_array takes a dtype, not {dtype}")
-    result = types.Array(dtype.dtype, len(shape), "C")
-
-    def codegen(context, builder, signature, args):
-        array = _empty_nd_impl(context, builder, result, _sizes(context, builder, shape, args[0]))
-        return impl_ret_new_ref(context, builder, result, array._getvalue())
-
-    return result(shape, dtype), codegen
 
 
 @intrinsic
@@ -55,14 +41,14 @@ def reshaped_view(typingctx, array, shape, dtype):
     of the element size of ``array``."""
     if not (isinstance(array, types.Array) and array.layout == "C" and isinstance(dtype, types.DType)):
         raise errors.NumbaTypeError(f"reshaped_view takes a C-contiguous array and a dtype, not {array}, {dtype}")
-    _check_shape(shape, "reshaped_view")
+    check_shape(shape, "reshaped_view")
     if as_dtype(array.dtype).itemsize != as_dtype(dtype.dtype).itemsize:
         raise errors.NumbaTypeError(f"reshaped_view of {array.dtype} elements as {dtype.dtype}: not the same size")
     result = types.Array(dtype.dtype, len(shape), "C", readonly=not array.mutable, aligned=array.aligned)
 
     def codegen(context, builder, signature, args):
         source = context.make_array(signature.args[0])(context, builder, args[0])
-        sizes = _sizes(context, builder, shape, args[1])
+        sizes = tuple_sizes(context, builder, shape, args[1])
         strides, stride = [], source.itemsize
         for size in reversed(sizes):
             strides.insert(0, stride)
@@ -135,17 +121,6 @@ def _view(context, builder, source, result, sizes, strides):
         parent=source.parent,
     )
     return impl_ret_borrowed(context, builder, result, view._getvalue())
-
-
-def _check_shape(shape, name):
-    if not (isinstance(shape, types.BaseTuple) and all(isinstance(size, types.Integer) for size in shape)):
-        raise errors.NumbaTypeError(f"{name} takes a tuple of integers for its shape, not {shape}")
-
-
-def _sizes(context, builder, shape, value):
-    """The sizes of the tuple ``value`` of type ``shape``, as intp."""
-    values = cgutils.unpack_tuple(builder, value, len(shape))
-    return [context.cast(builder, size, size_type, types.intp) for size, size_type in zip(values, shape)]
 
 
 _UNUSED_TABLE = typeof(NO_TABLE)  # the type of the Python calls' table argument: one compiled kernel for both

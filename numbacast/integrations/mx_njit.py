@@ -22,10 +22,11 @@ from numba.extending import overload
 from ..engine import blocks
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_rounding, check_saturate
+from ..engine.scratch import new_array
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import Quantized, dequantize, quantize
-from .flat_arrays import new_array, reshaped_view
+from .flat_arrays import reshaped_view
 from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 

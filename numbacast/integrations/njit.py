@@ -40,10 +40,11 @@ from ..engine.checks import check_packed, check_rounding, check_saturate, check_
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import cast_kernel
 from ..engine.rounding import seed_key
+from ..engine.scratch import new_array
 from ..engine.stochastic import check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
-from .flat_arrays import new_array, reshaped_view, retyped_view, unused_table
+from .flat_arrays import reshaped_view, retyped_view, unused_table
 from .numba_types import as_dtype
 
 

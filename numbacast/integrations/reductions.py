@@ -65,9 +65,10 @@ from numba.np import arraymath
 from numba.parfors import parfor
 
 from ..engine.conversion import Conversion, scalar_converter
+from ..engine.scratch import new_array
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
 from .elements import JIT_OPTIONS, jitable, storer
-from .flat_arrays import new_array, permuted_view
+from .flat_arrays import permuted_view
 from .numba_types import Element, ForeignElement, IntElement, element_of
 
 
