@@ -179,6 +179,18 @@ def _overload_in_source_type(value, conversion):
         return lambda value, conversion: real(value)
 
 
+def source_dtype(conversion):
+    """The dtype of the source type of ``conversion`` (FLOAT or DOUBLE; ``@njit`` only)."""
+    raise TypeError("source_dtype() is for @njit code")
+
+
+@overload(source_dtype, jit_options=OVERLOAD_OPTIONS)
+def _overload_source_dtype(conversion):
+    if isinstance(conversion, ConversionType):
+        dtype = np.dtype(_real(conversion))
+        return lambda conversion: dtype
+
+
 def block_value(code, scale_decode, unit):
     """What the elements of a block of scale ``code`` are multiplied by when
     dequantised: the scale times ``unit`` (exact) for MX, :func:`nvfp4_divisor`
@@ -815,7 +827,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     tasks = rows * per_row
     runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch = np.full(group * block_size, in_source_type(0.0, output))  # the type the products take
+        scratch = new_array((group * block_size,), source_dtype(output))  # the type the products take
         per_block = new_array((group,), scratch.dtype)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _dequantize_task(
