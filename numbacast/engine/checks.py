@@ -58,6 +58,10 @@ def check_rounding(rounding, round_mode, target):
     return rounding, round_mode
 
 
+#: The message of a seed out of range (a ``str.format`` template, shared with the ``@njit`` casts).
+SEED_RANGE = "seed must be in 0 .. 2**64 - 1, not {}"
+
+
 def check_stochastic(rounding, seed, stochastic_bits, random_bits):
     """``(seed, stochastic_bits)`` checked: all three options are for
     ``rounding="stochastic"`` only; ``seed`` an integer in ``0 .. 2**64 - 1``
@@ -80,7 +84,7 @@ def check_stochastic(rounding, seed, stochastic_bits, random_bits):
     if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer))):
         raise TypeError(f"seed must be an integer, not {seed!r}")
     if seed is not None and not 0 <= int(seed) < 1 << 64:
-        raise ValueError(f"seed must be in 0 .. 2**64 - 1, not {seed}")
+        raise ValueError(SEED_RANGE.format(seed))
     if stochastic_bits is None:
         if random_bits is not None:
             stochastic_bits = 8 * np.asarray(random_bits).dtype.itemsize

@@ -285,6 +285,13 @@ def chunk_rows(shape, location=None):
     return np.ascontiguousarray(starts, np.int64), max(row_length, 1)
 
 
+#: The messages of ``random_bits`` of another shape than the input's and of
+#: values wider than ``stochastic_bits`` (``str.format`` templates), shared
+#: with the ``@njit`` and Dask casts.
+RANDOM_BITS_SHAPE = "random_bits has shape {}; the input has shape {}"
+RANDOM_BITS_TOO_WIDE = "random_bits holds values of more than stochastic_bits={} bits (up to {})"
+
+
 def check_random_bits(random_bits, shape, bits):
     """``random_bits`` as a flat native array of one unsigned integer per
     element of an array of ``shape``, each below ``2**bits``."""
@@ -292,12 +299,12 @@ def check_random_bits(random_bits, shape, bits):
     if array.dtype.kind != "u" or array.dtype.itemsize > 8:
         raise TypeError(f"random_bits must be an array of unsigned integers (uint8 to uint64), not {array.dtype}")
     if array.shape != shape:
-        raise ValueError(f"random_bits has shape {array.shape}; the input has shape {shape}")
+        raise ValueError(RANDOM_BITS_SHAPE.format(array.shape, shape))
     flat = np.ascontiguousarray(array).reshape(-1)
     if not flat.dtype.isnative:
         flat = flat.astype(flat.dtype.newbyteorder("="))
     if bits < 64 and flat.size and int(flat.max()) >> bits:
-        raise ValueError(f"random_bits holds values of more than stochastic_bits={bits} bits (up to {flat.max()})")
+        raise ValueError(RANDOM_BITS_TOO_WIDE.format(bits, flat.max()))
     return flat
 
 

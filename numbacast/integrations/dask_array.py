@@ -20,6 +20,7 @@ import numpy as np
 
 from ..engine.arrays import cast_numbers
 from ..engine.checks import check_source
+from ..engine.stochastic import RANDOM_BITS_SHAPE
 from ..formats.registry import resolve
 
 
@@ -58,7 +59,7 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None
         if random_bits is not None:
             random_bits = da.asarray(random_bits)
             if random_bits.shape != x.shape:
-                raise ValueError(f"random_bits has shape {random_bits.shape}; the input has shape {x.shape}")
+                raise ValueError(RANDOM_BITS_SHAPE.format(random_bits.shape, x.shape))
             arrays = (x, random_bits.rechunk(x.chunks))
         return da.map_blocks(
             _cast_chunk,

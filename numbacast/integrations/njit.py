@@ -36,12 +36,12 @@ from numba.np.numpy_support import from_dtype
 from ..api import cast
 from ..engine.arrays import table, uses_table
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
-from ..engine.checks import check_packed, check_rounding, check_saturate, check_stochastic
+from ..engine.checks import SEED_RANGE, check_packed, check_rounding, check_saturate, check_stochastic
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import cast_kernel
 from ..engine.rounding import seed_key
 from ..engine.scratch import new_array
-from ..engine.stochastic import check_random_bits, stochastic_any
+from ..engine.stochastic import RANDOM_BITS_SHAPE, RANDOM_BITS_TOO_WIDE, check_random_bits, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
 from .flat_arrays import reshaped_view, retyped_view, unused_table
@@ -178,7 +178,7 @@ def _overload_check_seed(seed):
 
         def check(seed):
             if seed < 0:
-                raise _WordedError("seed must be in 0 .. 2**64 - 1, not {}", seed)
+                raise _WordedError(SEED_RANGE, seed)
 
         return check
     return lambda seed: None
@@ -209,12 +209,10 @@ def _overload_random_numbers(random_bits, shape, bits):
 
     def flat(random_bits, shape, bits):
         if random_bits.shape != shape:
-            raise _WordedError("random_bits has shape {}; the input has shape {}", random_bits.shape, shape)
+            raise _WordedError(RANDOM_BITS_SHAPE, random_bits.shape, shape)
         numbers = np.ascontiguousarray(random_bits).reshape(-1)
         if bits < 64 and numbers.size and np.uint64(numbers.max()) >> np.uint64(bits) != 0:
-            raise _WordedError(
-                "random_bits holds values of more than stochastic_bits={} bits (up to {})", bits, numbers.max()
-            )
+            raise _WordedError(RANDOM_BITS_TOO_WIDE, bits, numbers.max())
         return numbers
 
     return flat
