@@ -30,6 +30,10 @@ from .flat_arrays import reshaped_view
 from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
 from .numba_types import as_dtype
 
+#: The dtype the kernels read and write the scale codes as (a constant of the compiled code:
+#: ``np.dtype(...)`` written in it is a function Numba compiles).
+_SCALE_CODES = np.dtype(np.uint8)
+
 
 def _last_axis(axis, ndim):
     value = _literal(axis, "axis")
@@ -143,7 +147,7 @@ def _overload_quantize(
         blocks.quantize_any(
             src,
             reshaped_view(elements, (rows, n), code_dtype),
-            reshaped_view(scales, (rows, nb), np.dtype(np.uint8)),
+            reshaped_view(scales, (rows, nb), _SCALE_CODES),
             block,
             conversion,
             plan,
@@ -192,9 +196,7 @@ def _overload_dequantize(q, to="float32"):
             reshaped_view(
                 q.elements if elements_contiguous else np.ascontiguousarray(q.elements), (rows, n), code_dtype
             ),
-            reshaped_view(
-                q.scales if scales_contiguous else np.ascontiguousarray(q.scales), (rows, nb), np.dtype(np.uint8)
-            ),
+            reshaped_view(q.scales if scales_contiguous else np.ascontiguousarray(q.scales), (rows, nb), _SCALE_CODES),
             reshaped_view(out, (rows, n), out_dtype),
             scale_decode,
             element_decode,

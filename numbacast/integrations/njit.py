@@ -47,6 +47,9 @@ from . import elements, reductions  # noqa: F401  (register the element operator
 from .flat_arrays import reshaped_view, retyped_view, unused_table
 from .numba_types import as_dtype
 
+#: The dtype of the row starts a stochastic kernel takes (a constant of the compiled code).
+_STARTS = np.dtype(np.int64)
+
 
 def _literal(value, name):
     """The Python value of a literal (or omitted) argument."""
@@ -298,7 +301,7 @@ def _overload_cast(
         @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
             random = _random_numbers(random_bits, shape, bits)
-            starts, row_length = new_array((1,), np.dtype(np.int64)), np.int64(max(src.size, 1))
+            starts, row_length = new_array((1,), _STARTS), np.int64(max(src.size, 1))
             starts[0] = 0
             stochastic_any(src, dst, conversion, key_of(seed), starts, row_length, random)
 
@@ -343,8 +346,9 @@ def _overload_cast(
                 apply(src, reshaped_view(out, (x.size,), result_codes), seed, random_bits, x.shape)
                 return out
         result = new_array(x.shape, result_dtype)
-        apply(src, reshaped_view(result, (x.size,), result_codes), seed, random_bits, x.shape)
-        codes_out, codes_result = retyped_view(out, result_codes), reshaped_view(result, (x.size,), result_codes)
+        codes_result = reshaped_view(result, (x.size,), result_codes)
+        apply(src, codes_result, seed, random_bits, x.shape)
+        codes_out = retyped_view(out, result_codes)
         for i, index in enumerate(np.ndindex(x.shape)):  # (out[...] = result compiled Numba's shape-mismatch text)
             codes_out[index] = codes_result[i]
         return out

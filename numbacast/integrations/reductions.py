@@ -114,6 +114,10 @@ def _check_arguments(name, element, axis, dtype):
         _refuse(f"np.{name}(a, axis={axis})", element, f"np.{name}(a) or np.{name}(a, axis=k), k an integer")
 
 
+#: The dtype of the arrays of axes given to permuted_view (a constant of the compiled code).
+_AXES = np.dtype(np.intp)
+
+
 @jitable
 def _lines(a, axis):
     """``np.moveaxis(a, axis, -1)``: ``a[index]`` is a line along ``axis``, for
@@ -121,7 +125,7 @@ def _lines(a, axis):
     AxisError for an axis out of bounds."""
     if axis < -a.ndim or axis >= a.ndim:
         raise np.exceptions.AxisError(axis, a.ndim)  # NumPy words it: no string formatting compiled
-    order = np.empty(a.ndim, np.intp)
+    order = new_array((a.ndim,), _AXES)
     order[-1] = axis % a.ndim
     others = 0
     for i in range(a.ndim):
@@ -148,7 +152,7 @@ def _numpy_axis_order(strides):
     the axes, innermost first, by stride magnitude, in which an axis of
     stride 0 (broadcast) compares with none -- so by decreasing stride, ties
     and broadcast axes in C order; a negative stride is walked as it is."""
-    order = np.empty(len(strides), np.intp)
+    order = new_array((len(strides),), _AXES)
     for i in range(len(order)):
         order[i] = len(order) - 1 - i
     for i in range(1, len(order)):
