@@ -158,3 +158,26 @@ def nvfp4_tie_block():
     x = np.zeros(16, np.float32)
     x[:2] = [6.0, np.float32(0.75) + np.float32(2**-24)]
     return x, d
+
+
+def onnx_node_cases(*op_types):
+    """ONNX's own backend node test cases of the operators ``op_types`` whose
+    model is that one node.  Only those operators' case modules are imported
+    (each generates its cases as it is imported, into the list that onnx's
+    ``collect_testcases`` returns): ``collect_testcases`` imports every
+    operator's, which computes all of ONNX's test data (some 12 s a process,
+    paid again by each pytest worker while it collects)."""
+    import importlib
+    import warnings
+
+    from onnx.backend.test.case import node
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the generators' own overflow warnings
+        for op_type in op_types:
+            importlib.import_module(f"{node.__name__}.{op_type.lower()}")
+    return [
+        case
+        for case in node._NodeTestCases
+        if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in op_types
+    ]

@@ -1,8 +1,8 @@
 """ONNX's own backend node tests for Cast and CastLike, run by
 ``onnx.reference.ReferenceEvaluator`` with numbacast's operators.
 
-Every single-node Cast/CastLike model that
-``onnx.backend.test.case.node.collect_testcases`` gives must produce its
+Every single-node Cast/CastLike test case of ONNX's
+(``conftest.onnx_node_cases``) must produce its
 expected outputs bit for bit (NaN for NaN in float types with several NaN
 codes), with one recorded deviation: at the NaN inputs of FLOAT/FLOAT16 to
 FLOAT4E2M1, ONNX's generated data holds -0, where the ONNX float4 note and
@@ -10,31 +10,16 @@ the conversion rules (docs/rules.md#rule-float4-nan-backend-data) give
 +max (+6, code 0x7).
 """
 
-import warnings
-
 import numpy as np
 import onnx
 import pytest
+from conftest import onnx_node_cases
 from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import numbacast.onnx as nx
 
-
-def collect():
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the generators' own overflow warnings
-        cases = collect_testcases()
-    return [
-        case
-        for case in cases
-        if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in ("Cast", "CastLike")
-    ]
-
-
-CASES = collect()
+CASES = onnx_node_cases("Cast", "CastLike")
 FLOAT4E2M1 = onnx.TensorProto.FLOAT4E2M1
 
 

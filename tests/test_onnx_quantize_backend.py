@@ -1,17 +1,16 @@
 """ONNX's own backend node tests for QuantizeLinear and DequantizeLinear, run by
 ``onnx.reference.ReferenceEvaluator`` with numbacast's operators.
 
-Every single-node QuantizeLinear/DequantizeLinear model that
-``onnx.backend.test.case.node.collect_testcases`` gives (27 with onnx 1.23)
+Every single-node QuantizeLinear/DequantizeLinear test case of ONNX's
+(``conftest.onnx_node_cases``; 27 with onnx 1.23)
 must produce its expected outputs bit for bit.
 Rule: docs/rules.md#rule-mx-onnx-quantize-linear
 """
 
-import warnings
-
 import numpy as np
 import onnx
 import pytest
+from conftest import onnx_node_cases
 from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -20,16 +19,7 @@ import numbacast.onnx as nx
 OPS = ("QuantizeLinear", "DequantizeLinear")
 
 
-def collect():
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the generators' own warnings
-        cases = collect_testcases()
-    return [case for case in cases if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in OPS]
-
-
-CASES = collect()
+CASES = onnx_node_cases(*OPS)
 
 
 def as_array(value):
