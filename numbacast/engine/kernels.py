@@ -48,6 +48,8 @@ from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
+from .scratch import new_array
+from .streaming import store_fence, stream_copy, streams
 from .vector_width import element_loop
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
@@ -75,30 +77,51 @@ def _overload_convert_element(value, conversion, table):
 
 @element_loop
 @helper_njit
-def _convert_run(src, dst, first, end, conversion, table):
-    """``dst[first:end]`` = the conversion of ``src[first:end]``, indices
-    unsigned (no negative ones to wrap).  A function of its own, compiled
-    apart and inlined by LLVM: written in the body of the ``prange``, each
-    overload it calls was typed and compiled twice on a first large cast
-    (0.35 s more)."""
+def _convert_run(src, dst, first, end, lag, conversion, table):
+    """``dst[first - lag:end - lag]`` = the conversion of ``src[first:end]``,
+    indices unsigned (no negative ones to wrap): ``lag`` 0 into the output,
+    ``first`` into a scratch array.  A function of its own, compiled apart
+    and inlined by LLVM: written in the body of the ``prange``, each overload
+    it calls was typed and compiled twice on a first large cast (0.35 s
+    more)."""
     for i in range(first, end):
-        dst[i] = convert_element(src[i], conversion, table)
+        dst[i - lag] = convert_element(src[i], conversion, table)
+
+
+#: Tasks a parallel cast is cut into, at most: its ``prange``'s iterations,
+#: each a stretch of consecutive runs (and, when the output streams, one
+#: scratch array and one fence).
+TASKS = 256
 
 
 @cached_njit(parallel=True, nogil=True)
 def parallel_kernel(src, dst, conversion, table):
     """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of
-    :data:`PARALLEL_MIN` or more), by runs of :data:`~numbacast.engine.prefetch.RUN_BYTES`
-    of the input (:data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and
-    8-byte elements), each prefetching the lines of one further on
-    (:func:`~numbacast.engine.prefetch.read_ahead`)."""
+    :data:`PARALLEL_MIN` or more), by tasks of consecutive runs of
+    :data:`~numbacast.engine.prefetch.RUN_BYTES` of the input
+    (:data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and 8-byte
+    elements), each prefetching the lines of one further on
+    (:func:`~numbacast.engine.prefetch.read_ahead`).  A large output of wide
+    elements is written past the caches (:mod:`~numbacast.engine.streaming`):
+    each run converted into a scratch array, then streamed into place."""
     run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
     size = np.uint64(src.size)
-    for r in prange((size + run - np.uint64(1)) // run):  # unsigned throughout
-        first = np.uint64(r) * run
-        end = smaller(first + run, size)
-        read_ahead(src, np.int64(first), np.int64(end))
-        _convert_run(src, dst, first, end, conversion, table)
+    runs = (size + run - np.uint64(1)) // run  # unsigned throughout
+    tasks = smaller(runs, np.uint64(TASKS))
+    stream = streams(dst, conversion)
+    for t in prange(tasks):
+        out = dst
+        if stream:
+            out = new_array((run,), dst.dtype)
+        for r in range(np.uint64(t) * runs // tasks, (np.uint64(t) + np.uint64(1)) * runs // tasks):
+            first = r * run
+            end = smaller(first + run, size)
+            read_ahead(src, np.int64(first), np.int64(end))
+            _convert_run(src, out, first, end, first if stream else np.uint64(0), conversion, table)
+            if stream:
+                stream_copy(dst, first, out, end - first)
+        if stream:
+            store_fence()
 
 
 @cached_njit(nogil=True)
@@ -118,7 +141,7 @@ def cast_kernel(src, dst, conversion, table):
     :func:`parallel_kernel` over the whole array, compiled once for both),
     else :func:`parallel_kernel`."""
     if src.size < PARALLEL_MIN:
-        _convert_run(src, dst, np.uint64(0), np.uint64(src.size), conversion, table)
+        _convert_run(src, dst, np.uint64(0), np.uint64(src.size), np.uint64(0), conversion, table)
     else:
         parallel_kernel(src, dst, conversion, table)
 

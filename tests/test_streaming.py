@@ -1,0 +1,92 @@
+"""Large outputs written by nontemporal stores (numbacast.engine.streaming):
+every element written once and right, at every alignment of the output and
+at lengths around the run boundaries, against NumPy's and ml_dtypes'
+conversions (independent of numbacast); and which conversions stream."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+import numbacast
+from numbacast.engine.conversion import Conversion
+from numbacast.engine.prefetch import RUN_ELEMENTS
+from numbacast.engine.streaming import STREAM_MIN_BYTES, stream_copy
+
+GUARD = 0xA5
+
+
+def _into_guarded(x, target_dtype, offset):
+    """The cast of ``x`` into an output starting ``offset`` bytes into a buffer
+    (so aligned to 16 bytes or not), with guard bytes on both sides; returns
+    (result, guards untouched)."""
+    size = x.size * np.dtype(target_dtype).itemsize
+    buffer = np.full(size + offset + 64, GUARD, np.uint8)
+    out = buffer[offset : offset + size].view(target_dtype)
+    numbacast.cast(x, np.dtype(target_dtype), out=out)
+    return out, (buffer[:offset] == GUARD).all() and (buffer[offset + size :] == GUARD).all()
+
+
+@pytest.mark.parametrize(
+    "source, target, expected",
+    [
+        (np.float32, np.float16, lambda x: x.astype(np.float16)),
+        (np.int8, np.float32, lambda x: x.astype(np.float32)),
+        (np.float32, np.float64, lambda x: x.astype(np.float64)),
+        (ml_dtypes.bfloat16, np.float32, lambda x: x.astype(np.float32)),
+    ],
+    ids=["float-float16", "int8-float", "float-double", "bfloat16-float"],
+)
+def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, expected):
+    """Outputs from STREAM_MIN_BYTES up; the output 16-byte aligned or off by
+    each multiple of its item size below 16, the length a whole number of
+    runs or not; the bytes around it untouched."""
+    itemsize = np.dtype(target).itemsize
+    rng = np.random.default_rng(11)
+    base = STREAM_MIN_BYTES // itemsize
+    for n in (base, base + 1, base + RUN_ELEMENTS - 1, base + 5 * RUN_ELEMENTS + 13):
+        x = (rng.standard_normal(n) * 100).astype(source) if source != np.int8 else rng.integers(-128, 128, n, np.int8)
+        want = expected(x)
+        for offset in range(0, 16, itemsize):
+            got, guarded = _into_guarded(x, target, offset)
+            assert np.array_equal(got.view(f"u{itemsize}"), want.view(f"u{itemsize}")), (n, offset)
+            assert guarded, (n, offset)
+    assert np.array_equal(numbacast.cast(x, np.dtype(target)).view(f"u{itemsize}"), want.view(f"u{itemsize}"))
+
+
+@njit
+def _copy(dst, at, values, count):
+    stream_copy(dst, at, values, count)
+
+
+def test_stream_copy_writes_exactly_its_part():
+    """Every start and length around the 16-byte vectors, in a zeroed array."""
+    values = np.arange(1, 200, dtype=np.uint16)
+    for at in range(0, 20):
+        for count in (0, 1, 7, 8, 9, 15, 16, 17, 64, 199 - 20):
+            dst = np.zeros(256, np.uint16)
+            _copy(dst, at, values, count)
+            want = np.zeros(256, np.uint16)
+            want[at : at + count] = values[:count]
+            assert np.array_equal(dst, want), (at, count)
+
+
+def test_stream_copy_takes_arrays_of_one_dtype():
+    with pytest.raises(TypingError, match="one dtype"):
+        _copy(np.zeros(4, np.uint16), 0, np.zeros(4, np.uint8), 1)
+    with pytest.raises(TypingError, match="C-contiguous"):
+        _copy(np.zeros(8, np.uint16)[::2], 0, np.zeros(4, np.uint16), 1)
+
+
+def test_the_conversions_that_stream_are_the_light_ones():
+    """Moves, hardware conversions and shifts stream; the generated encoders
+    and the decodes of float types narrower than 16 bits do not."""
+
+    def streams(source, target):
+        return Conversion.make(numbacast.resolve(source), numbacast.resolve(target)).streams_output
+
+    for source, target in [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("int4", "float")]:
+        assert streams(source, target), (source, target)
+    for source, target in [("float", "bfloat16"), ("float", "float8e4m3fn"), ("float8e4m3fn", "float")]:
+        assert not streams(source, target), (source, target)
