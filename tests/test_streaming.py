@@ -35,8 +35,9 @@ def _into_guarded(x, target_dtype, offset):
         (np.int8, np.float32, lambda x: x.astype(np.float32)),
         (np.float32, np.float64, lambda x: x.astype(np.float64)),
         (ml_dtypes.bfloat16, np.float32, lambda x: x.astype(np.float32)),
+        ("whole", np.uint8, lambda x: x.astype(np.uint8)),
     ],
-    ids=["float-float16", "int8-float", "float-double", "bfloat16-float"],
+    ids=["float-float16", "int8-float", "float-double", "bfloat16-float", "float-uint8"],
 )
 def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, expected):
     """Outputs from STREAM_MIN_BYTES up; the output 16-byte aligned or off by
@@ -46,7 +47,12 @@ def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, 
     rng = np.random.default_rng(11)
     base = STREAM_MIN_BYTES // itemsize
     for n in (base, base + 1, base + RUN_ELEMENTS - 1, base + 5 * RUN_ELEMENTS + 13):
-        x = (rng.standard_normal(n) * 100).astype(source) if source != np.int8 else rng.integers(-128, 128, n, np.int8)
+        if source == np.int8:
+            x = rng.integers(-128, 128, n, np.int8)
+        elif source == "whole":  # float32 whole numbers within uint8: NumPy's astype is exact there
+            x = rng.integers(0, 256, n).astype(np.float32)
+        else:
+            x = (rng.standard_normal(n) * 100).astype(source)
         want = expected(x)
         for offset in range(0, 16, itemsize):
             got, guarded = _into_guarded(x, target, offset)
@@ -80,13 +86,14 @@ def test_stream_copy_takes_arrays_of_one_dtype():
 
 
 def test_the_conversions_that_stream_are_the_light_ones():
-    """Moves, hardware conversions and shifts stream; the generated encoders
-    and the decodes of float types narrower than 16 bits do not."""
+    """Moves, hardware conversions, shifts and sign extensions stream; the
+    generated encoders and the decodes of float types narrower than 16 bits
+    do not."""
 
     def streams(source, target):
         return Conversion.make(numbacast.resolve(source), numbacast.resolve(target)).streams_output
 
-    for source, target in [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("int4", "float")]:
+    for source, target in [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("float", "int4")]:
         assert streams(source, target), (source, target)
     for source, target in [("float", "bfloat16"), ("float", "float8e4m3fn"), ("float8e4m3fn", "float")]:
         assert not streams(source, target), (source, target)

@@ -12,30 +12,27 @@ decode into FLOAT 5 (or 4 from a table), not 9.
 The cast kernels stream their output when it is at least
 :data:`STREAM_MIN_BYTES` (larger than a core's share of the last-level cache
 on the CPUs measured: such an output is not in the cache when the cast ends
-anyway) and its elements have at least :data:`STREAM_MIN_ITEMSIZE` bytes:
-each run of elements is converted into a small scratch array (it stays in
-the first-level cache), then copied into the output by
-:func:`stream_copy`, and each task ends with :func:`store_fence`.  Casts
-into one-byte codes write a quarter of what they read or less and spend
-their time in the encoder's arithmetic: there the detour through the
-scratch array cost more than the stores saved (FLOAT -> FLOAT8E4M3FN 5.8 ->
-6.4 ms for 16M elements, AVX2 code), so they store as they convert.
-Smaller outputs stay in the cache for whatever reads them next.
+anyway; smaller outputs stay there for whatever reads them next) and the
+conversion is a light one
+(:attr:`~numbacast.engine.conversion.Conversion.streams_output`): each run
+of elements is converted into a small scratch array (it stays in the
+first-level cache), then copied into the output by :func:`stream_copy`, and
+each task ends with :func:`store_fence`.  The heavier conversions (the
+encoders into float types, the decodes of the narrow ones) lost by the
+detour through the scratch array more than the stores saved (FLOAT ->
+FLOAT8E4M3FN 5.8 -> 6.4 ms for 16M elements, AVX2 code), so they store as
+they convert.
 """
 
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
 from numba.extending import intrinsic, overload
-from numba.np.numpy_support import as_dtype
 
 from .cache import OVERLOAD_OPTIONS
 
 #: Outputs of at least this many bytes are written by nontemporal stores.
 STREAM_MIN_BYTES = 1 << 22
-
-#: Only outputs whose elements have at least this many bytes are.
-STREAM_MIN_ITEMSIZE = 2
 
 #: Bytes of one nontemporal store: a 16-byte vector, which needs an address
 #: aligned to 16 (NumPy aligns the arrays it allocates to 16 bytes).
@@ -46,17 +43,16 @@ def streams(dst, conversion):
     """Whether a kernel writes the 1-D array ``dst``, the output of
     ``conversion`` (a :class:`~numbacast.engine.conversion.Conversion`, or
     None for a table), by nontemporal stores (``@njit`` only): when the
-    output is large, its elements at least :data:`STREAM_MIN_ITEMSIZE`
-    bytes and the conversion one that
-    :attr:`~numbacast.engine.conversion.Conversion.streams_output`.  False
-    when typed for a kernel that never streams, so that it keeps no
-    streaming path."""
+    output has :data:`STREAM_MIN_BYTES` or more and the conversion is one
+    that :attr:`~numbacast.engine.conversion.Conversion.streams_output`.
+    False when typed for a conversion that never streams, so that its
+    kernels keep no streaming path."""
     raise TypeError("streams() is for @njit code")
 
 
 @overload(streams, jit_options=OVERLOAD_OPTIONS)
 def _overload_streams(dst, conversion):
-    if as_dtype(dst.dtype).itemsize < STREAM_MIN_ITEMSIZE or not getattr(conversion, "streams_output", False):
+    if not getattr(conversion, "streams_output", False):
         return lambda dst, conversion: False
     return lambda dst, conversion: dst.size * dst.itemsize >= STREAM_MIN_BYTES
 
