@@ -90,6 +90,7 @@ def _kernels():
     return (
         kernels.serial_kernel,
         kernels.parallel_kernel,
+        kernels.streaming_kernel,
         *packing.repack_kernel,
         *packing.pack_bytes_kernel,
         *parsing.QUICK_FLOATS,
@@ -125,26 +126,31 @@ def sample(t, size):
 
 
 def run_job(job):
-    """Cast as ``job`` says on a small and on a large array; return
+    """Cast as ``job`` says on a small and on a large array (and on one whose
+    output streams, where the conversion's does); return
     ``(job, seconds, kernels loaded, kernels compiled)``."""
-    from ..engine.arrays import run
+    from ..engine.arrays import run, uses_table
     from ..engine.conversion import Conversion
     from ..engine.kernels import PARALLEL_MIN
+    from ..engine.streaming import STREAM_MIN_BYTES
     from ..packing import cast_packed
 
     start = time.perf_counter()
     before = _counts()
     source, target = resolve(job.source), resolve(job.target)
-    for size in (1, PARALLEL_MIN):
-        x = sample(source, size)
-        if source.is_string or target.is_string:
-            import numbacast
+    if source.is_string or target.is_string:
+        import numbacast
 
-            numbacast.cast(x, target, saturate=job.saturate, round_mode=job.round_mode)
-            continue
-        run(Conversion.make(source, target, job.saturate, job.round_mode, job.inf_to_nan), x)
-        if target.bits < 8 and not job.inf_to_nan:
-            cast_packed(x, target, job.saturate, job.round_mode, None)
+        for size in (1, PARALLEL_MIN):
+            numbacast.cast(sample(source, size), target, saturate=job.saturate, round_mode=job.round_mode)
+    else:
+        conversion = Conversion.make(source, target, job.saturate, job.round_mode, job.inf_to_nan)
+        for size in (1, PARALLEL_MIN):
+            run(conversion, sample(source, size))
+            if target.bits < 8 and not job.inf_to_nan:
+                cast_packed(sample(source, size), target, job.saturate, job.round_mode, None)
+        if conversion.streams_output and not uses_table(conversion):  # the loop of large outputs too
+            run(conversion, sample(source, -(-STREAM_MIN_BYTES // target.storage.itemsize)))
     after = _counts()
     return job, time.perf_counter() - start, after[0] - before[0], after[1] - before[1]
 

@@ -11,7 +11,9 @@ the conversion of every element of the flat array ``src``:
 The loop is compiled twice: :func:`serial_kernel` converts arrays shorter
 than :data:`PARALLEL_MIN` on the calling thread, :func:`parallel_kernel`
 splits longer ones over Numba's thread pool (``numba.set_num_threads``), by
-runs that read ahead (:mod:`~numbacast.engine.prefetch`).
+runs that read ahead (:mod:`~numbacast.engine.prefetch`); from Python, a
+large output of a light conversion is written past the caches by a third
+loop, :func:`streaming_kernel` (:mod:`~numbacast.engine.streaming`).
 Numba compiles each once per signature -- that is, once per conversion and
 array types -- on its first use, and caches the machine code on disk
 (:mod:`numbacast.cache`): a first cast of a small array compiles only the
@@ -48,8 +50,8 @@ from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import Conversion, ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
-from .scratch import new_array
-from .streaming import store_fence, stream_copy, streams
+from .scratch import new_like
+from .streaming import STREAM_MIN_BYTES, store_fence, stream_copy
 from .vector_width import element_loop
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
@@ -88,40 +90,48 @@ def _convert_run(src, dst, first, end, lag, conversion, table):
         dst[i - lag] = convert_element(src[i], conversion, table)
 
 
-#: Tasks a parallel cast is cut into, at most: its ``prange``'s iterations,
-#: each a stretch of consecutive runs (and, when the output streams, one
-#: scratch array and one fence).
+@cached_njit(parallel=True, nogil=True)
+def parallel_kernel(src, dst, conversion, table):
+    """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of
+    :data:`PARALLEL_MIN` or more), by runs of :data:`~numbacast.engine.prefetch.RUN_BYTES`
+    of the input (:data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and
+    8-byte elements), each prefetching the lines of one further on
+    (:func:`~numbacast.engine.prefetch.read_ahead`)."""
+    run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
+    size = np.uint64(src.size)
+    for r in prange((size + run - np.uint64(1)) // run):  # unsigned throughout
+        first = np.uint64(r) * run
+        end = smaller(first + run, size)
+        read_ahead(src, np.int64(first), np.int64(end))
+        _convert_run(src, dst, first, end, np.uint64(0), conversion, table)
+
+
+#: Tasks :func:`streaming_kernel` cuts a cast into, at most: its ``prange``'s
+#: iterations, each a stretch of consecutive runs with one scratch array and one fence.
 TASKS = 256
 
 
 @cached_njit(parallel=True, nogil=True)
-def parallel_kernel(src, dst, conversion, table):
-    """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of
-    :data:`PARALLEL_MIN` or more), by tasks of consecutive runs of
-    :data:`~numbacast.engine.prefetch.RUN_BYTES` of the input
-    (:data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and 8-byte
-    elements), each prefetching the lines of one further on
-    (:func:`~numbacast.engine.prefetch.read_ahead`).  A large output of wide
-    elements is written past the caches (:mod:`~numbacast.engine.streaming`):
-    each run converted into a scratch array, then streamed into place."""
+def streaming_kernel(src, dst, conversion, table):
+    """:func:`parallel_kernel` for an output written past the caches
+    (:mod:`~numbacast.engine.streaming`: an output of
+    :data:`~numbacast.engine.streaming.STREAM_MIN_BYTES` or more, of a
+    conversion that :attr:`~numbacast.engine.conversion.Conversion.streams_output`;
+    from Python only): by tasks of consecutive runs, each run converted into
+    a scratch array, then streamed into place; a store fence ends each task."""
     run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
     size = np.uint64(src.size)
     runs = (size + run - np.uint64(1)) // run  # unsigned throughout
     tasks = smaller(runs, np.uint64(TASKS))
-    stream = streams(dst, conversion)
     for t in prange(tasks):
-        out = dst
-        if stream:
-            out = new_array((run,), dst.dtype)
+        scratch = new_like(run, dst)
         for r in range(np.uint64(t) * runs // tasks, (np.uint64(t) + np.uint64(1)) * runs // tasks):
             first = r * run
             end = smaller(first + run, size)
             read_ahead(src, np.int64(first), np.int64(end))
-            _convert_run(src, out, first, end, first if stream else np.uint64(0), conversion, table)
-            if stream:
-                stream_copy(dst, first, out, end - first)
-        if stream:
-            store_fence()
+            _convert_run(src, scratch, first, end, first, conversion, table)
+            stream_copy(dst, first, scratch, end - first)
+        store_fence()
 
 
 @cached_njit(nogil=True)
@@ -238,8 +248,9 @@ def take_turns(kernel, *args):
 class Launcher:
     """:func:`cast_kernel` of one conversion and table from Python, any thread,
     on 1-D C-contiguous arrays of the same size: parallel runs take turns,
-    serial ones (small arrays, or ``parallel`` False) do not wait.  Each of
-    the two loops is compiled (or loaded) on its first use, and its entry
+    serial ones (small arrays, or ``parallel`` False) do not wait; a large
+    output of a conversion that streams is written by :func:`streaming_kernel`.
+    Each of the three loops is compiled (or loaded) on its first use, and its entry
     point kept by the dtypes, dimensions and typed flags of the arrays: a
     warm call looks it up by those alone, not by the conversion's fields
     too.  In a process forked after a parallel kernel ran under a
@@ -248,16 +259,23 @@ class Launcher:
 
     def __init__(self, conversion, table):
         self.conversion, self.table = conversion, table
+        self._streams = conversion is not None and conversion.streams_output
         self._entries: dict = {}
 
     def __call__(self, src, dst, parallel=True):
         if src.size != dst.size:
             raise ValueError(f"a Launcher takes arrays of one size, not {src.shape} and {dst.shape}")
         serial = src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only
-        key = (serial, _array_key(src), _array_key(dst))
+        if serial:
+            kernel = serial_kernel
+        elif self._streams and dst.nbytes >= STREAM_MIN_BYTES:
+            kernel = streaming_kernel
+        else:
+            kernel = parallel_kernel
+        key = (kernel, _array_key(src), _array_key(dst))
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = self._entry_point(serial_kernel if serial else parallel_kernel, src, dst)
+            entry = self._entries[key] = self._entry_point(kernel, src, dst)
         if serial:
             entry(src, dst, self.conversion, self.table)
             return

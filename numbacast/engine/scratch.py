@@ -3,7 +3,8 @@
 ``new_array(shape, dtype)`` is ``np.empty(shape, dtype)``: a new C-contiguous
 array (``shape`` a tuple of integers), by Numba's own allocation, where
 ``np.empty`` was a function Numba compiled for each signature (0.07-0.19 s
-each, in the first call of each kernel that allocates).
+each, in the first call of each kernel that allocates); ``new_like(size,
+array)`` a new 1-D array of the dtype of ``array``.
 
 ``stack_bytes(count)`` (``count`` an integer literal) is a 1-D C-contiguous
 uint8 array of ``count`` bytes, uninitialised, in the stack frame of the
@@ -56,10 +57,30 @@ def new_array(typingctx, shape, dtype):
     result = types.Array(dtype.dtype, len(shape), "C")
 
     def codegen(context, builder, signature, args):
-        array = _empty_nd_impl(context, builder, result, tuple_sizes(context, builder, shape, args[0]))
-        return impl_ret_new_ref(context, builder, result, array._getvalue())
+        return _allocated(context, builder, result, tuple_sizes(context, builder, shape, args[0]))
 
     return result(shape, dtype), codegen
+
+
+@intrinsic
+def new_like(typingctx, size, like):
+    """``np.empty(size, like.dtype)`` (``size`` an integer, ``like`` an
+    array): a new 1-D C-contiguous array of the dtype of ``like``, where
+    ``like.dtype`` in compiled code compiles NumPy's dtype function."""
+    if not isinstance(size, types.Integer) or not isinstance(like, types.Array):
+        raise errors.NumbaTypeError(f"new_like takes a size and an array, not {size} and {like}")
+    result = types.Array(like.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        return _allocated(context, builder, result, [context.cast(builder, args[0], size, types.intp)])
+
+    return result(size, like), codegen
+
+
+def _allocated(context, builder, result, sizes):
+    """A new array of type ``result`` and shape ``sizes`` (intp values), by Numba's allocation."""
+    array = _empty_nd_impl(context, builder, result, sizes)
+    return impl_ret_new_ref(context, builder, result, array._getvalue())
 
 
 def check_shape(shape, name):

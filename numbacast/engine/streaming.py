@@ -9,11 +9,12 @@ write-combining buffers and sends them to memory without reading them: a
 cast from FLOAT into FLOAT16 then moves 6 bytes an element, not 8, and a
 decode into FLOAT 5 (or 4 from a table), not 9.
 
-The cast kernels stream their output when it is at least
-:data:`STREAM_MIN_BYTES` (larger than a core's share of the last-level cache
-on the CPUs measured: such an output is not in the cache when the cast ends
-anyway; smaller outputs stay there for whatever reads them next) and the
-conversion is a light one
+A cast called from Python streams its output
+(:func:`~numbacast.engine.kernels.streaming_kernel`) when the output is at
+least :data:`STREAM_MIN_BYTES` (larger than a core's share of the
+last-level cache on the CPUs measured: such an output is not in the cache
+when the cast ends anyway; smaller outputs stay there for whatever reads
+them next) and the conversion is a light one
 (:attr:`~numbacast.engine.conversion.Conversion.streams_output`): each run
 of elements is converted into a small scratch array (it stays in the
 first-level cache), then copied into the output by :func:`stream_copy`, and
@@ -21,15 +22,15 @@ each task ends with :func:`store_fence`.  The heavier conversions (the
 encoders into float types, the decodes of the narrow ones) lost by the
 detour through the scratch array more than the stores saved (FLOAT ->
 FLOAT8E4M3FN 5.8 -> 6.4 ms for 16M elements, AVX2 code), so they store as
-they convert.
+they convert.  Casts in ``@njit`` code do not stream: their parallel loop
+is compiled before the size is known, and a second loop would add its
+compilation (0.4-0.6 s) to every first ``@njit`` cast of a light conversion.
 """
 
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, overload
-
-from .cache import OVERLOAD_OPTIONS
+from numba.extending import intrinsic
 
 #: Outputs of at least this many bytes are written by nontemporal stores.
 STREAM_MIN_BYTES = 1 << 22
@@ -37,24 +38,6 @@ STREAM_MIN_BYTES = 1 << 22
 #: Bytes of one nontemporal store: a 16-byte vector, which needs an address
 #: aligned to 16 (NumPy aligns the arrays it allocates to 16 bytes).
 _VECTOR = 16
-
-
-def streams(dst, conversion):
-    """Whether a kernel writes the 1-D array ``dst``, the output of
-    ``conversion`` (a :class:`~numbacast.engine.conversion.Conversion`, or
-    None for a table), by nontemporal stores (``@njit`` only): when the
-    output has :data:`STREAM_MIN_BYTES` or more and the conversion is one
-    that :attr:`~numbacast.engine.conversion.Conversion.streams_output`.
-    False when typed for a conversion that never streams, so that its
-    kernels keep no streaming path."""
-    raise TypeError("streams() is for @njit code")
-
-
-@overload(streams, jit_options=OVERLOAD_OPTIONS)
-def _overload_streams(dst, conversion):
-    if not getattr(conversion, "streams_output", False):
-        return lambda dst, conversion: False
-    return lambda dst, conversion: dst.size * dst.itemsize >= STREAM_MIN_BYTES
 
 
 def _check(name, array):
