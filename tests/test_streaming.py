@@ -12,7 +12,7 @@ from numba.core.errors import TypingError
 import numbacast
 from numbacast.engine.conversion import Conversion
 from numbacast.engine.prefetch import RUN_ELEMENTS
-from numbacast.engine.streaming import STREAM_MIN_BYTES, stream_copy
+from numbacast.engine.streaming import PAGE_BYTES, STREAM_MIN_BYTES, stream_copy, window
 
 GUARD = 0xA5
 
@@ -62,27 +62,47 @@ def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, 
 
 
 @njit
-def _copy(dst, at, values, count):
-    stream_copy(dst, at, values, count)
+def _copy(dst, at, values, start, count):
+    stream_copy(dst, at, values, start, count)
 
 
 def test_stream_copy_writes_exactly_its_part():
-    """Every start and length around the 16-byte vectors, in a zeroed array."""
-    values = np.arange(1, 200, dtype=np.uint16)
+    """Every place and length around the 16-byte vectors, from any place of
+    the values, in a zeroed array."""
+    values = np.arange(1, 240, dtype=np.uint16)
     for at in range(0, 20):
-        for count in (0, 1, 7, 8, 9, 15, 16, 17, 64, 199 - 20):
-            dst = np.zeros(256, np.uint16)
-            _copy(dst, at, values, count)
-            want = np.zeros(256, np.uint16)
-            want[at : at + count] = values[:count]
-            assert np.array_equal(dst, want), (at, count)
+        for start in (0, 1, 8, 13):
+            for count in (0, 1, 7, 8, 9, 15, 16, 17, 64, 199 - 20):
+                dst = np.zeros(256, np.uint16)
+                _copy(dst, at, values, start, count)
+                want = np.zeros(256, np.uint16)
+                want[at : at + count] = values[start : start + count]
+                assert np.array_equal(dst, want), (at, start, count)
 
 
 def test_stream_copy_takes_arrays_of_one_dtype():
     with pytest.raises(TypingError, match="one dtype"):
-        _copy(np.zeros(4, np.uint16), 0, np.zeros(4, np.uint8), 1)
+        _copy(np.zeros(4, np.uint16), 0, np.zeros(4, np.uint8), 0, 1)
     with pytest.raises(TypingError, match="C-contiguous"):
-        _copy(np.zeros(8, np.uint16)[::2], 0, np.zeros(4, np.uint16), 1)
+        _copy(np.zeros(8, np.uint16)[::2], 0, np.zeros(4, np.uint16), 0, 1)
+
+
+@njit
+def _window(scratch, dst, first):
+    return window(scratch, dst, first)
+
+
+def test_the_scratch_window_lies_half_a_page_from_the_run():
+    """For every run start, the window's address is half a page from the
+    run's modulo a page, and the window fits in the scratch array."""
+    for dtype in (np.uint8, np.uint16, np.float32, np.float64):
+        itemsize = np.dtype(dtype).itemsize
+        dst = np.empty(10_000, dtype)
+        scratch = np.empty(512 + PAGE_BYTES // itemsize, dtype)
+        for first in range(0, 3000, 37):
+            at = _window(scratch, dst, np.uint64(first))
+            gap = (scratch.ctypes.data + at * itemsize - (dst.ctypes.data + first * itemsize)) % PAGE_BYTES
+            assert gap == PAGE_BYTES // 2 and at + 512 <= scratch.size, (dtype, first, at)
 
 
 def test_the_conversions_that_stream_are_the_light_ones():

@@ -51,7 +51,7 @@ from .conversion import Conversion, ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
 from .scratch import new_like
-from .streaming import STREAM_MIN_BYTES, store_fence, stream_copy
+from .streaming import PAGE_BYTES, STREAM_MIN_BYTES, store_fence, stream_copy, window
 from .vector_width import element_loop
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
@@ -118,19 +118,21 @@ def streaming_kernel(src, dst, conversion, table):
     :data:`~numbacast.engine.streaming.STREAM_MIN_BYTES` or more, of a
     conversion that :attr:`~numbacast.engine.conversion.Conversion.streams_output`;
     from Python only): by tasks of consecutive runs, each run converted into
-    a scratch array, then streamed into place; a store fence ends each task."""
+    a scratch array (at the place :func:`~numbacast.engine.streaming.window`
+    gives), then streamed into place; a store fence ends each task."""
     run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
     size = np.uint64(src.size)
     runs = (size + run - np.uint64(1)) // run  # unsigned throughout
     tasks = smaller(runs, np.uint64(TASKS))
     for t in prange(tasks):
-        scratch = new_like(run, dst)
+        scratch = new_like(run + np.uint64(PAGE_BYTES // dst.itemsize), dst)
         for r in range(np.uint64(t) * runs // tasks, (np.uint64(t) + np.uint64(1)) * runs // tasks):
             first = r * run
             end = smaller(first + run, size)
             read_ahead(src, np.int64(first), np.int64(end))
-            _convert_run(src, scratch, first, end, first, conversion, table)
-            stream_copy(dst, first, scratch, end - first)
+            at = window(scratch, dst, first)
+            _convert_run(src, scratch, first, end, first - at, conversion, table)  # into scratch[at:]
+            stream_copy(dst, first, scratch, at, end - first)
         store_fence()
 
 

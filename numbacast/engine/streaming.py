@@ -27,13 +27,17 @@ is compiled before the size is known, and a second loop would add its
 compilation (0.4-0.6 s) to every first ``@njit`` cast of a light conversion.
 """
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 #: Outputs of at least this many bytes are written by nontemporal stores.
 STREAM_MIN_BYTES = 1 << 22
+
+#: Bytes of the page whose offsets the processor compares loads and stores by.
+PAGE_BYTES = 4096
 
 #: Bytes of one nontemporal store: a 16-byte vector, which needs an address
 #: aligned to 16 (NumPy aligns the arrays it allocates to 16 bytes).
@@ -45,16 +49,34 @@ def _check(name, array):
         raise errors.NumbaTypeError(f"{name} takes 1-D C-contiguous arrays, not {array}")
 
 
+@register_jitable
+def window(scratch, dst, first):
+    """Where in ``scratch`` (an array of :data:`PAGE_BYTES` more than a run)
+    to convert the run of ``dst`` from ``first`` on: the place whose address
+    is half a page away from the run's, modulo a page.  The processor
+    matches a load to the stores before it by the low 12 bits of their
+    addresses; a load of the scratch array a little above a nontemporal
+    store into the output waits for that store to reach memory, which made
+    a whole cast 2-5 times slower where the scratch array lay so (the one
+    allocated by the task fell there by chance, in a few casts in a
+    hundred)."""
+    here = np.uint64(scratch.ctypes.data)
+    run_start = np.uint64(dst.ctypes.data) + first * np.uint64(dst.itemsize)
+    return ((run_start + np.uint64(PAGE_BYTES // 2) - here) % np.uint64(PAGE_BYTES)) // np.uint64(dst.itemsize)
+
+
 @intrinsic
-def stream_copy(typingctx, dst, at, values, count):
-    """``dst[at:at + count] = values[:count]`` (1-D C-contiguous arrays of one
-    dtype, the indices in bounds): the bytes of ``dst`` from its first
-    16-byte boundary to its last by nontemporal 16-byte stores, the few
-    outside by plain ones."""
+def stream_copy(typingctx, dst, at, values, start, count):
+    """``dst[at:at + count] = values[start:start + count]`` (1-D C-contiguous
+    arrays of one dtype, the indices in bounds): the bytes of ``dst`` from
+    its first 16-byte boundary to its last by nontemporal 16-byte stores, the
+    few outside by plain ones."""
     _check("stream_copy", dst)
     _check("stream_copy", values)
-    if dst.dtype != values.dtype or not all(isinstance(i, types.Integer) for i in (at, count)):
-        raise errors.NumbaTypeError(f"stream_copy takes two arrays of one dtype and two integers, not {dst}, {values}")
+    if dst.dtype != values.dtype or not all(isinstance(i, types.Integer) for i in (at, start, count)):
+        raise errors.NumbaTypeError(
+            f"stream_copy takes two arrays of one dtype and three integers, not {dst}, {values}"
+        )
 
     def codegen(context, builder, signature, args):
         intp = context.get_value_type(types.intp)
@@ -64,9 +86,10 @@ def stream_copy(typingctx, dst, at, values, count):
         target = context.make_array(signature.args[0])(context, builder, args[0])
         source = context.make_array(signature.args[2])(context, builder, args[2])
         first = context.cast(builder, args[1], signature.args[1], types.intp)
-        size = builder.mul(context.cast(builder, args[3], signature.args[3], types.intp), intp(itemsize))
+        start = context.cast(builder, args[3], signature.args[3], types.intp)
+        size = builder.mul(context.cast(builder, args[4], signature.args[4], types.intp), intp(itemsize))
         to = builder.bitcast(builder.gep(target.data, [first]), byte.as_pointer())
-        of = builder.bitcast(source.data, byte.as_pointer())
+        of = builder.bitcast(builder.gep(source.data, [start]), byte.as_pointer())
         head = builder.and_(builder.neg(builder.ptrtoint(to, intp)), intp(_VECTOR - 1))
         head = builder.select(builder.icmp_signed("<", head, size), head, size)
         body_end = builder.add(head, builder.and_(builder.sub(size, head), intp(-_VECTOR)))
@@ -84,7 +107,7 @@ def stream_copy(typingctx, dst, at, values, count):
         copy(body_end, size, 1, byte)
         return context.get_dummy_value()
 
-    return types.none(dst, at, values, count), codegen
+    return types.none(dst, at, values, start, count), codegen
 
 
 @intrinsic
