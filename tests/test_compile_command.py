@@ -66,6 +66,36 @@ def test_a_fresh_process_loads_what_compile_saved(tmp_path):
     assert (serial_hits, serial_misses, parallel_hits, parallel_misses) == (2, 0, 2, 0)
 
 
+STREAMING_PROBE = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numbacast
+    from numbacast.engine.kernels import streaming_kernel
+    from numbacast.engine.streaming import STREAM_MIN_BYTES
+
+    numbacast.cast(np.ones(STREAM_MIN_BYTES // 2, np.float32), "float16")
+    stats = streaming_kernel.stats
+    print(json.dumps([sum(stats.cache_hits.values()), sum(stats.cache_misses.values())]))
+""")
+
+
+def test_compile_saves_the_loop_of_streamed_outputs_too(tmp_path):
+    """FLOAT -> FLOAT16 streams a large output (docs/internals.md): compile
+    saves its serial, parallel and streaming loops, and a fresh process
+    loads the streaming one."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run(
+        [sys.executable, "-m", "numbacast", "compile", "--to", "float16", "--from", "float", "--jobs", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "1 conversions" in done.stdout and "3 kernels compiled" in done.stdout, done.stdout
+    probe = subprocess.run([sys.executable, "-c", STREAMING_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(probe.stdout) == [1, 0]
+
+
 def test_compile_needs_a_choice():
     done = subprocess.run([sys.executable, "-m", "numbacast", "compile"], capture_output=True, text=True)
     assert done.returncode == 2 and "--all" in done.stderr

@@ -273,11 +273,6 @@ class ConversionType(types.Type):
         """The conversion's :attr:`Conversion.loop_lanes`, read like :attr:`wide_vectors`."""
         return self.conversion.loop_lanes
 
-    @property
-    def streams_output(self):
-        """The conversion's :attr:`Conversion.streams_output`, read by :func:`~numbacast.engine.streaming.streams`."""
-        return self.conversion.streams_output
-
 
 constant_type(Conversion, ConversionType)
 

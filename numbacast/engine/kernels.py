@@ -81,8 +81,9 @@ def _overload_convert_element(value, conversion, table):
 @helper_njit
 def _convert_run(src, dst, first, end, lag, conversion, table):
     """``dst[first - lag:end - lag]`` = the conversion of ``src[first:end]``,
-    indices unsigned (no negative ones to wrap): ``lag`` 0 into the output,
-    ``first`` into a scratch array.  A function of its own, compiled apart
+    indices unsigned (no negative ones to wrap; ``lag`` and ``i - lag`` are
+    taken modulo 2**64): ``lag`` 0 into the output, ``first - at`` into a scratch
+    array from its index ``at`` on.  A function of its own, compiled apart
     and inlined by LLVM: written in the body of the ``prange``, each overload
     it calls was typed and compiled twice on a first large cast (0.35 s
     more)."""

@@ -95,8 +95,8 @@ def stream_copy(typingctx, dst, at, values, start, count):
         body_end = builder.add(head, builder.and_(builder.sub(size, head), intp(-_VECTOR)))
         nontemporal = builder.module.add_metadata([ir.IntType(32)(1)])
 
-        def copy(start, stop, step, width):
-            with cgutils.for_range_slice(builder, start, stop, intp(step), intp) as (k, _):
+        def copy(low, high, step, width):
+            with cgutils.for_range_slice(builder, low, high, intp(step), intp) as (k, _):
                 value = builder.load(builder.bitcast(builder.gep(of, [k]), width.as_pointer()), align=1)
                 store = builder.store(value, builder.bitcast(builder.gep(to, [k]), width.as_pointer()), align=step)
                 if width is vector:
