@@ -27,11 +27,10 @@ is compiled before the size is known, and a second loop would add its
 compilation (0.4-0.6 s) to every first ``@njit`` cast of a light conversion.
 """
 
-import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils, errors
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
 
 #: Outputs of at least this many bytes are written by nontemporal stores.
 STREAM_MIN_BYTES = 1 << 22
@@ -49,20 +48,33 @@ def _check(name, array):
         raise errors.NumbaTypeError(f"{name} takes 1-D C-contiguous arrays, not {array}")
 
 
-@register_jitable
-def window(scratch, dst, first):
+@intrinsic
+def window(typingctx, scratch, dst, first):
     """Where in ``scratch`` (an array of :data:`PAGE_BYTES` more than a run)
-    to convert the run of ``dst`` from ``first`` on: the place whose address
-    is half a page away from the run's, modulo a page.  The processor
-    matches a load to the stores before it by the low 12 bits of their
-    addresses; a load of the scratch array a little above a nontemporal
-    store into the output waits for that store to reach memory, which made
-    a whole cast 2-5 times slower where the scratch array lay so (the one
-    allocated by the task fell there by chance, in a few casts in a
-    hundred)."""
-    here = np.uint64(scratch.ctypes.data)
-    run_start = np.uint64(dst.ctypes.data) + first * np.uint64(dst.itemsize)
-    return ((run_start + np.uint64(PAGE_BYTES // 2) - here) % np.uint64(PAGE_BYTES)) // np.uint64(dst.itemsize)
+    to convert the run of ``dst`` from ``first`` on (an index, uint64): the
+    place whose address is half a page away from the run's, modulo a page.
+    The processor matches a load to the stores before it by the low 12 bits
+    of their addresses; a load of the scratch array a little above a
+    nontemporal store into the output waits for that store to reach memory,
+    which made a whole cast 2-5 times slower where the scratch array lay so
+    (the one allocated by the task fell there by chance, in a few casts in a
+    hundred).  Address arithmetic written straight in LLVM IR: as a Numba
+    function it was typed and compiled twice on a first cast (0.2 s)."""
+    _check("window", scratch)
+    _check("window", dst)
+    if scratch.dtype != dst.dtype or not isinstance(first, types.Integer):
+        raise errors.NumbaTypeError(f"window takes two arrays of one dtype and an integer, not {scratch}, {dst}")
+
+    def codegen(context, builder, signature, args):
+        word = ir.IntType(64)
+        itemsize = context.get_abi_sizeof(context.get_data_type(signature.args[1].dtype))
+        here = builder.ptrtoint(context.make_array(signature.args[0])(context, builder, args[0]).data, word)
+        target = builder.ptrtoint(context.make_array(signature.args[1])(context, builder, args[1]).data, word)
+        offset = builder.mul(context.cast(builder, args[2], signature.args[2], types.uint64), word(itemsize))
+        gap = builder.sub(builder.add(builder.add(target, offset), word(PAGE_BYTES // 2)), here)
+        return builder.udiv(builder.and_(gap, word(PAGE_BYTES - 1)), word(itemsize))
+
+    return types.uint64(scratch, dst, first), codegen
 
 
 @intrinsic
