@@ -51,15 +51,15 @@ def test_the_command_line_takes_its_options():
     )
 
 
-def test_a_fresh_process_loads_what_compile_saved(tmp_path):
+def _compile_into(tmp_path, target):
+    """``(environment, output)`` of ``compile --to target --from float`` into a cache under ``tmp_path``."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "numbacast", "compile", "--to", "float8e5m2fnuz", "--from", "float", "--jobs", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    argv = [sys.executable, "-m", "numbacast", "compile", "--to", target, "--from", "float", "--jobs", "1"]
+    return env, subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+
+
+def test_a_fresh_process_loads_what_compile_saved(tmp_path):
+    env, done = _compile_into(tmp_path, "float8e5m2fnuz")
     assert "3 conversions" in done.stdout and "6 kernels compiled" in done.stdout, done.stdout
     probe = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
     (serial_hits, serial_misses), (parallel_hits, parallel_misses) = json.loads(probe.stdout)
@@ -83,14 +83,7 @@ def test_compile_saves_the_loop_of_streamed_outputs_too(tmp_path):
     """FLOAT -> FLOAT16 streams a large output (docs/internals.md): compile
     saves its serial, parallel and streaming loops, and a fresh process
     loads the streaming one."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run(
-        [sys.executable, "-m", "numbacast", "compile", "--to", "float16", "--from", "float", "--jobs", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    env, done = _compile_into(tmp_path, "float16")
     assert "1 conversions" in done.stdout and "3 kernels compiled" in done.stdout, done.stdout
     probe = subprocess.run([sys.executable, "-c", STREAMING_PROBE], env=env, capture_output=True, text=True, check=True)
     assert json.loads(probe.stdout) == [1, 0]
