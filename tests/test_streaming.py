@@ -107,13 +107,15 @@ def test_the_scratch_window_lies_half_a_page_from_the_run():
 
 def test_the_conversions_that_stream_are_the_light_ones():
     """Moves, hardware conversions, shifts and sign extensions stream; the
-    generated encoders and the decodes of float types narrower than 16 bits
-    do not."""
+    conversions that compute do not (Conversion.streams_output)."""
 
     def streams(source, target):
         return Conversion.make(numbacast.resolve(source), numbacast.resolve(target)).streams_output
 
-    for source, target in [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("float", "int4")]:
+    light = [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("float", "int4"), ("int64", "double")]
+    computed = [("float", "bfloat16"), ("float", "float8e4m3fn"), ("float8e4m3fn", "float"), ("double", "float16")]
+    computed += [("int32", "float16"), ("double", "int64"), ("float", "uint64"), ("uint64", "float")]
+    for source, target in light:
         assert streams(source, target), (source, target)
-    for source, target in [("float", "bfloat16"), ("float", "float8e4m3fn"), ("float8e4m3fn", "float")]:
+    for source, target in computed:
         assert not streams(source, target), (source, target)

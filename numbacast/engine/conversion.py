@@ -35,6 +35,7 @@ from ..formats.registry import (
     FLOAT16,
     INT32,
     INT64,
+    UINT64,
     OnnxType,
 )
 from . import codecs, vector_width
@@ -156,13 +157,24 @@ class Conversion:
     def streams_output(self):
         """Whether the kernels may write a large output of this conversion by
         nontemporal stores (:mod:`~numbacast.engine.streaming`): those whose
-        elements take a few instructions each (a conversion the processor
-        makes in one, a shift, a sign extension), where the time goes into
-        moving bytes.  Not those of :attr:`wide_vectors` (the encoders'
-        arithmetic) nor the decodes of the float types narrower than 16 bits,
-        which spend theirs computing: converting into a scratch array and
-        then streaming it made them 3-18% slower."""
-        return not self.wide_vectors and not (self.source.is_float and self.source.bits < 16)
+        elements take a few vector instructions each (a conversion the
+        processor makes in one, a shift, a sign extension), where the time
+        goes into moving bytes.  Not those that spend it computing, where
+        converting into a scratch array and then streaming it made them
+        2-18% slower with AVX2 code: :attr:`wide_vectors` (the encoders'
+        arithmetic), the decodes of the float types narrower than 16 bits,
+        FLOAT16 from any source but FLOAT (rounded by the bits, not by the
+        processor's instruction), a float into a 64-bit integer and UINT64
+        into FLOAT (no AVX2 instruction for them)."""
+        source, target = self.source, self.target
+        computed = (
+            self.wide_vectors
+            or (source.is_float and source.bits < 16)
+            or (target is FLOAT16 and source is not FLOAT)
+            or (source.is_float and target in (INT64, UINT64))
+            or (source is UINT64 and target is FLOAT)
+        )
+        return not computed
 
     def __str__(self):
         return (
