@@ -55,7 +55,7 @@ from .kernels import PARALLEL_MIN, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .prefetch import read_ahead
 from .rounding import WINDOW_BITS, random64, random64_window, window_keys
-from .scratch import new_array
+from .scratch import new_array, new_like
 from .stochastic import convert_random, convert_random_fast, reduce_random, settled
 from .vector_width import element_loop
 
@@ -761,7 +761,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key)
     tasks = rows * per_row
     runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch, per_block = new_array((group * params[0],), src.dtype), new_array((group,), src.dtype)
+        scratch, per_block = new_like(group * params[0], src), new_like(group, src)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _quantize_task(
                 t,
@@ -828,7 +828,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
         scratch = new_array((group * block_size,), source_dtype(output))  # the type the products take
-        per_block = new_array((group,), scratch.dtype)
+        per_block = new_like(group, scratch)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _dequantize_task(
                 t,

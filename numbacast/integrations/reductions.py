@@ -65,7 +65,7 @@ from numba.np import arraymath
 from numba.parfors import parfor
 
 from ..engine.conversion import Conversion, scalar_converter
-from ..engine.scratch import new_array
+from ..engine.scratch import new_array, new_like
 from ..formats.registry import BFLOAT16, DOUBLE, FLOAT8E8M0
 from .elements import JIT_OPTIONS, jitable, storer
 from .flat_arrays import permuted_view
@@ -259,7 +259,7 @@ def _flattened(running):
 
     @jitable
     def flattened(a):
-        out = new_array((a.size,), a.dtype)
+        out = new_like(a.size, a)
         running(a.ravel(), out)
         return out
 
