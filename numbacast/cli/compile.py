@@ -129,7 +129,7 @@ def run_job(job):
     """Cast as ``job`` says on a small and on a large array (and on one whose
     output streams, where the conversion's does); return
     ``(job, seconds, kernels loaded, kernels compiled)``."""
-    from ..engine.arrays import run, uses_table
+    from ..engine.arrays import run
     from ..engine.conversion import Conversion
     from ..engine.kernels import PARALLEL_MIN
     from ..engine.streaming import STREAM_MIN_BYTES
@@ -149,7 +149,7 @@ def run_job(job):
             run(conversion, sample(source, size))
             if target.bits < 8 and not job.inf_to_nan:
                 cast_packed(sample(source, size), target, job.saturate, job.round_mode, None)
-        if conversion.streams_output and not uses_table(conversion):  # the loop of large outputs too
+        if conversion.streams_output:  # and a large output, which the Launcher streams unless by a table
             run(conversion, sample(source, -(-STREAM_MIN_BYTES // target.storage.itemsize)))
     after = _counts()
     return job, time.perf_counter() - start, after[0] - before[0], after[1] - before[1]
