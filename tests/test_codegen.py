@@ -87,6 +87,7 @@ def test_haswell_float8_and_int8_encoders_have_no_blend(haswell_registers):
 HALF_PROBE = textwrap.dedent("""
     import hashlib
     import json
+    import ml_dtypes
     import numpy as np
     import numbacast
     from numbacast.engine.bits import converts_half_in_hardware
@@ -112,7 +113,14 @@ HALF_PROBE = textwrap.dedent("""
     nan = np.isnan(codes)
     exact[nan] = (exact[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
     back = int((values != exact).sum())
-    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed, back]))
+    # every FLOAT8E5M2 code's value (the top byte of a FLOAT16), against ml_dtypes
+    e5m2 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2)
+    values8 = numbacast.cast(e5m2, "float").view(np.uint32)
+    exact8 = e5m2.astype(np.float32).view(np.uint32)
+    nan8 = np.isnan(e5m2.astype(np.float32))
+    exact8[nan8] = (exact8[nan8] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
+    back8 = int((values8 != exact8).sum())
+    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed, back, back8]))
 """)
 
 
@@ -130,12 +138,14 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     3,145,728 float32 covering every exponent and the rounding's edges; in the
     directed modes the instruction's result, moved a step where it lies on the
     wrong side, gives the bit formula's codes; and FLOAT16 -> FLOAT by the
-    instruction and by the formula gives every code's value."""
+    instruction and by the formula gives every code's value, as does
+    FLOAT8E5M2 -> FLOAT (its code moved up 8 bits is a FLOAT16)."""
     by_instruction, by_formula = half_casts(tmp_path, "haswell"), half_casts(tmp_path, "x86-64")
     assert by_instruction[:3] == [True, 0, 3145728]
     assert by_formula[:3] == [False, 0, 3145728]
     assert by_instruction[3] == by_formula[3]
     assert by_instruction[4] == by_formula[4] == 0  # FLOAT16 -> FLOAT, every code, by both
+    assert by_instruction[5] == by_formula[5] == 0  # FLOAT8E5M2 -> FLOAT, every code, by both
 
 
 LANES_PROBE = textwrap.dedent("""

@@ -106,13 +106,15 @@ def test_the_scratch_window_lies_half_a_page_from_the_run():
 
 
 def test_the_conversions_that_stream_are_the_light_ones():
-    """Moves, hardware conversions, shifts and sign extensions stream; the
-    conversions that compute do not (Conversion.streams_output)."""
+    """Moves, hardware conversions, shifts and sign extensions stream, and the
+    decodes of the narrow float types into DOUBLE; the conversions that
+    compute do not (Conversion.streams_output)."""
 
     def streams(source, target):
         return Conversion.make(numbacast.resolve(source), numbacast.resolve(target)).streams_output
 
     light = [("float", "float16"), ("int8", "float"), ("bfloat16", "float"), ("float", "int4"), ("int64", "double")]
+    light += [("float8e4m3fn", "double"), ("float4e2m1", "double")]  # decodes whose stores outweigh them
     computed = [("float", "bfloat16"), ("float", "float8e4m3fn"), ("float8e4m3fn", "float"), ("double", "float16")]
     computed += [("int32", "float16"), ("double", "int64"), ("float", "uint64"), ("uint64", "float")]
     for source, target in light:
