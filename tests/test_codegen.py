@@ -104,7 +104,7 @@ HALF_PROBE = textwrap.dedent("""
     want[nan] = np.uint16(0x7E00) | (want[nan] & np.uint16(0x8000))  # the quiet NaN of its sign
     directed = {
         mode: hashlib.sha256(numbacast.cast(x, "float16", rounding=mode).tobytes()).hexdigest()
-        for mode in ("toward_zero", "toward_positive", "toward_negative")
+        for mode in ("toward_zero", "toward_positive", "toward_negative", "nearest_away")
     }
     # and back: every FLOAT16 code's value, NaN the quiet NaN of its sign
     codes = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
@@ -137,7 +137,8 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     crashed); both give NumPy's rounding, and the quiet NaN of its sign, on
     3,145,728 float32 covering every exponent and the rounding's edges; in the
     directed modes the instruction's result, moved a step where it lies on the
-    wrong side, gives the bit formula's codes; and FLOAT16 -> FLOAT by the
+    wrong side, gives the bit formula's codes, and so does it with ties away
+    from zero, moved up a step at a tie it rounded down; and FLOAT16 -> FLOAT by the
     instruction and by the formula gives every code's value, as does
     FLOAT8E5M2 -> FLOAT (its code moved up 8 bits is a FLOAT16)."""
     by_instruction, by_formula = half_casts(tmp_path, "haswell"), half_casts(tmp_path, "x86-64")

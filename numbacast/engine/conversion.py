@@ -465,6 +465,7 @@ _HALF_DIRECTIONS = {
     rounding_modes.TOWARD_POSITIVE: 1,
     rounding_modes.TOWARD_NEGATIVE: -1,
     rounding_modes.TOWARD_ZERO: 2,
+    rounding_modes.NEAREST_AWAY: 3,
 }
 
 
