@@ -276,7 +276,7 @@ def float_decoder(fmt):
     result_sign_shift = uint(result.sign_shift)
     zero = uint(0)  # compared with a uint32, an int literal would widen the lanes to 64 bits
 
-    if fmt.exponent_bits == result.exponent_bits and ieee_nan and fmt.subnormals and signed:
+    if formats.top_bits_of(fmt, result):
         # BFLOAT16: FLOAT32 cut short, so the code moved up is the value; only NaN is made the quiet one.
         magnitude32, sign32 = uint(result.magnitude_mask), uint(1 << result.sign_shift)
         infinity_bits, quiet_nan_bits = uint(result.inf_code), uint(result.quiet_nan_code)

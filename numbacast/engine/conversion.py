@@ -312,10 +312,8 @@ def source_stage(source: OnnxType):
         if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
             return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
         return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
-    if source is FLOAT16 and converts_half_in_hardware():
-        return "f32", half_value  # the processor's conversion, float_decoder's value to the bit
-    if source is FLOAT8E5M2 and converts_half_in_hardware():
-        return "f32", _e5m2_value
+    if source.is_float and formats.top_bits_of(source.format, formats.FLOAT16) and converts_half_in_hardware():
+        return "f32", _half_decoder(formats.FLOAT16.bits - source.bits)  # FLOAT16 and FLOAT8E5M2
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:
@@ -323,15 +321,23 @@ def source_stage(source: OnnxType):
     return "int", _identity if source.bits == 64 else _to_int64
 
 
-@_jit
-def _e5m2_value(code):
-    """The float32 value of a FLOAT8E5M2 code: its bits are the top byte of the
-    FLOAT16 of the same value (one sign bit, five of exponent with FLOAT16's
-    bias, the top two of the mantissa; subnormals, infinities and NaNs alike),
-    so the processor's FLOAT16 conversion gives it (:func:`~numbacast.engine.bits.half_value`:
-    float_decoder's value to the bit, NaN the quiet NaN of its sign) where
+@functools.cache
+def _half_decoder(shift):
+    """``decode(code)``: the float32 value of a code of a format whose codes
+    are FLOAT16's top bits (:func:`~numbacast.formats.description.top_bits_of`),
+    ``shift`` bits fewer: the code moved up is the FLOAT16 of the same value,
+    which the processor converts (:func:`~numbacast.engine.bits.half_value`:
+    float_decoder's value to the bit, NaN the quiet NaN of its sign), where
     :func:`~numbacast.engine.bits.converts_half_in_hardware`."""
-    return half_value(np.uint32(np.uint32(code) << np.uint32(8)))
+    if not shift:
+        return half_value
+    up = np.uint32(shift)
+
+    @_jit
+    def decode(code):
+        return half_value(np.uint32(np.uint32(code) << up))
+
+    return decode
 
 
 @functools.cache

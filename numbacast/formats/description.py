@@ -200,6 +200,19 @@ def ieee(exponent_bits, mantissa_bits):
     return FloatFormat(exponent_bits, mantissa_bits, (1 << (exponent_bits - 1)) - 1, True, NAN_IEEE)
 
 
+def top_bits_of(fmt, wider):
+    """Whether each code of ``fmt`` is the top bits of the code of the IEEE
+    format ``wider`` with the same value: ``fmt`` is IEEE too, with
+    ``wider``'s exponent and at most its mantissa bits (BFLOAT16 of FLOAT32,
+    FLOAT8E5M2 of FLOAT16, and each format of itself); moved up by
+    ``wider.bits - fmt.bits``, a code is ``wider``'s."""
+    return (
+        isinstance(fmt, FloatFormat)
+        and fmt.mantissa_bits <= wider.mantissa_bits
+        and fmt == ieee(wider.exponent_bits, fmt.mantissa_bits)
+    )
+
+
 FLOAT32 = ieee(8, 23)
 FLOAT64 = ieee(11, 52)
 FLOAT16 = ieee(5, 10)
