@@ -200,7 +200,7 @@ def test_stochastic_rounding_draws_as_cast_does():
     assert np.array_equal(codes(q.elements), codes(again.elements))
 
 
-@pytest.mark.parametrize("bits", [3, 12, 31])
+@pytest.mark.parametrize("bits", [3, 31])  # few random bits and nearly all
 @pytest.mark.parametrize("shape", [(513, 128), (2, 70001)])
 def test_stochastic_rounding_of_halfway_and_grid_values_draws_as_cast_does(shape, bits):
     """The whole blocks' fast encoder, the elements it leaves to the full

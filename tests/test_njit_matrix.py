@@ -4,8 +4,11 @@ the Python round trip bit for bit (NaN payloads as the Python call gives them).
 FLOAT to FLOAT8E4M3FN runs a sample large enough for the parallel loop.
 
 Each case compiles two casts into a new function (about two seconds), so by
-default the matrix runs every (T, options) from FLOAT and every S through
-FLOAT8E4M3FN; ``NUMBACAST_FULL_NJIT_MATRIX=1`` runs all of it (about 550 cases).
+default the matrix runs every T from FLOAT with the default options and with
+each other value of every option (``saturate=False``, each ``round_mode``:
+an option reaches the kernel the same way whatever the target), and every S
+through FLOAT8E4M3FN; ``NUMBACAST_FULL_NJIT_MATRIX=1`` runs all of it (about
+550 cases).
 """
 
 import functools
@@ -13,7 +16,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import variant_id, variants
+from conftest import options_for, variant_id, variants
 from numba import njit
 
 import numbacast
@@ -24,11 +27,19 @@ FULL = os.environ.get("NUMBACAST_FULL_NJIT_MATRIX") == "1"
 #: Every numeric type but FLOAT16, which Numba has no arrays of in CPU code.
 SOURCES = [t.name for t in numbacast.TYPES if t is not numbacast.FLOAT16]
 TARGET_VARIANTS = variants([t.name for t in ELEMENT_TYPES])
+#: From FLOAT, besides each target's default options, one case of each other value of each option.
+OTHER_OPTIONS = [
+    ("float8e5m2", dict(saturate=False)),
+    ("float8e8m0", dict(saturate=False, round_mode="down")),
+    ("float8e8m0", dict(saturate=True, round_mode="nearest")),
+]
 CASES = [
     (source, variant)
     for source in SOURCES
     for variant in TARGET_VARIANTS
-    if FULL or source == "float" or (variant[0] == "float8e4m3fn" and variant[1]["saturate"])
+    if FULL
+    or (source == "float" and (variant[1] == options_for(variant[0])[0] or variant in OTHER_OPTIONS))
+    or variant == ("float8e4m3fn", dict(saturate=True))
 ]
 
 
