@@ -45,9 +45,9 @@ def _end_now():
     """End the process here, skipping the interpreter's cleanup, which freed
     the worker's thousands of compiled functions one by one: 7-8 s at the
     end of a run on two cores, the controller waiting.  The worker's results
-    are sent by then; the exit handlers registered before this one only mark
-    the process as ending (Numba's, llvmlite's) or flush logs the suite does
-    not write."""
+    are sent by then; the exit handlers it skips, those registered before it,
+    only mark the process as ending (Numba's, llvmlite's) or flush logs the
+    suite does not write."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
