@@ -113,14 +113,18 @@ HALF_PROBE = textwrap.dedent("""
     nan = np.isnan(codes)
     exact[nan] = (exact[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
     back = int((values != exact).sum())
-    # every FLOAT8E5M2 code's value (the top byte of a FLOAT16), against ml_dtypes
-    e5m2 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m2)
-    values8 = numbacast.cast(e5m2, "float").view(np.uint32)
-    exact8 = e5m2.astype(np.float32).view(np.uint32)
-    nan8 = np.isnan(e5m2.astype(np.float32))
-    exact8[nan8] = (exact8[nan8] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
-    back8 = int((values8 != exact8).sum())
-    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed, back, back8]))
+    # every code's value of the narrow float types (FLOAT8E5M2: the top byte of a FLOAT16; the
+    # others: their fields moved into FLOAT16's), against ml_dtypes, NaN the quiet NaN of its sign
+    narrow = {}
+    for name in ("float8e5m2", "float8e4m3fn", "float8e4m3fnuz", "float6e2m3", "float6e3m2", "float4e2m1"):
+        t = numbacast.resolve(name)
+        codes8 = np.tile(np.arange(1 << t.bits, dtype=np.uint8), 200).view(t.storage)  # and in vector lanes
+        values8 = numbacast.cast(codes8, "float").view(np.uint32)
+        exact8 = codes8.astype(np.float32).view(np.uint32)
+        nan8 = np.isnan(codes8.astype(np.float32))
+        exact8[nan8] = (values8[nan8] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)  # the sign: below
+        narrow[name] = [int((values8 != exact8).sum()), hashlib.sha256(values8.tobytes()).hexdigest()]
+    print(json.dumps([converts_half_in_hardware(), int((got != want).sum()), int(x.size), directed, back, narrow]))
 """)
 
 
@@ -140,13 +144,19 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     wrong side, gives the bit formula's codes, and so does it with ties away
     from zero, moved up a step at a tie it rounded down; and FLOAT16 -> FLOAT by the
     instruction and by the formula gives every code's value, as does
-    FLOAT8E5M2 -> FLOAT (its code moved up 8 bits is a FLOAT16)."""
+    FLOAT8E5M2 -> FLOAT (its code moved up 8 bits is a FLOAT16) and the other
+    narrow float types -> FLOAT (their fields moved into FLOAT16's, the
+    value scaled), every code, NaN signs the same both ways."""
     by_instruction, by_formula = half_casts(tmp_path, "haswell"), half_casts(tmp_path, "x86-64")
     assert by_instruction[:3] == [True, 0, 3145728]
     assert by_formula[:3] == [False, 0, 3145728]
     assert by_instruction[3] == by_formula[3]
     assert by_instruction[4] == by_formula[4] == 0  # FLOAT16 -> FLOAT, every code, by both
-    assert by_instruction[5] == by_formula[5] == 0  # FLOAT8E5M2 -> FLOAT, every code, by both
+    # the narrow float types -> FLOAT, every code: ml_dtypes' values by both, and the same bits (NaN signs)
+    assert len(by_instruction[5]) == 6
+    for name, (mismatches, digest) in by_instruction[5].items():
+        assert mismatches == by_formula[5][name][0] == 0, name
+        assert digest == by_formula[5][name][1], name
 
 
 LANES_PROBE = textwrap.dedent("""

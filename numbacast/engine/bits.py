@@ -268,6 +268,23 @@ def half_value(typingctx, code):
     return types.float32(code), codegen
 
 
+@intrinsic
+def half_to_float(typingctx, code):
+    """The float32 value of the FLOAT16 code in the low 16 bits of an integer
+    (the bits above ignored), by LLVM's ``fpext`` alone: a NaN keeps its
+    payload, so only for codes whose NaNs are FLOAT16's quiet NaN of their
+    sign (which becomes FLOAT32's); only where :func:`converts_half_in_hardware`."""
+    if not isinstance(code, types.Integer):
+        raise errors.NumbaTypeError(f"half_to_float takes an integer, not {code}")
+
+    def codegen(context, builder, signature, args):
+        i16, width = ir.IntType(16), code.bitwidth
+        bits16 = builder.trunc(args[0], i16) if width > 16 else builder.zext(args[0], i16) if width < 16 else args[0]
+        return builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
+
+    return types.float32(code), codegen
+
+
 @functools.cache
 def converts_half_in_hardware():
     """Whether the CPU Numba compiles for (``NUMBA_CPU_NAME`` and

@@ -213,6 +213,28 @@ def top_bits_of(fmt, wider):
     )
 
 
+def binades_fit_in(fmt, wider):
+    """Whether the fields of each code of ``fmt``, moved into those of the IEEE
+    format ``wider`` (the sign to its sign, the exponent field into the low
+    bits of its exponent field, the mantissa to the top of its mantissa),
+    make a finite code of ``wider`` whose value is ``fmt``'s times
+    ``2**(wider.bias - fmt.bias)``: ``fmt`` signed, with subnormals (they
+    land on ``wider``'s subnormals, or on its normals whose exponent has a
+    zero top bit, with the same scale), without infinities, with fewer
+    exponent bits than ``wider`` (no code lands on its infinities and NaNs)
+    and at most its mantissa bits.  A NaN code of ``fmt`` lands on a finite
+    code, to be made a NaN apart.  FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT6E2M3,
+    FLOAT6E3M2 and FLOAT4E2M1 in FLOAT16."""
+    return (
+        isinstance(fmt, FloatFormat)
+        and fmt.signed
+        and fmt.subnormals
+        and not fmt.has_inf
+        and fmt.exponent_bits < wider.exponent_bits
+        and fmt.mantissa_bits <= wider.mantissa_bits
+    )
+
+
 FLOAT32 = ieee(8, 23)
 FLOAT64 = ieee(11, 52)
 FLOAT16 = ieee(5, 10)
