@@ -360,12 +360,12 @@ def _scaled_half_decoder(fmt):
     made FLOAT16's quiet NaN of its sign first, which converts to FLOAT32's:
     the values, NaNs and signs of :func:`~numbacast.engine.codecs.float_decoder`,
     where :func:`~numbacast.engine.bits.converts_half_in_hardware`
-    (FLOAT8E4M3FN -> FLOAT 0.905x the time, MX dequantisation of mxfp8_e4m3 0.84x)."""
+    (FLOAT8E4M3FN -> FLOAT 0.89-0.96x the time, MX dequantisation of mxfp8_e4m3 0.89x)."""
     half = formats.FLOAT16
     code_mask, magnitude_mask = np.uint32((1 << fmt.bits) - 1), np.uint32(fmt.magnitude_mask)
     sign_bit, sign_up = np.uint32(1 << fmt.sign_shift), np.uint32(half.sign_shift - fmt.sign_shift)
     fields_up = np.uint32(half.mantissa_bits - fmt.mantissa_bits)
-    moved_magnitude = np.uint32(fmt.magnitude_mask << (half.mantissa_bits - fmt.mantissa_bits))
+    moved_magnitude = np.uint32(fmt.magnitude_mask << int(fields_up))
     scale = np.float32(2.0 ** (half.bias - fmt.bias))
     nan_is_all_ones, nan_is_negative_zero = fmt.nan == formats.NAN_ALL_ONES, fmt.nan == formats.NAN_NEGATIVE_ZERO
     # a NaN code's moved bits flipped into FLOAT16's quiet NaN (its sign kept): one exclusive or of a constant
