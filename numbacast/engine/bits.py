@@ -256,11 +256,8 @@ def half_value(typingctx, code):
         raise errors.NumbaTypeError(f"half_value takes an integer, not {code}")
 
     def codegen(context, builder, signature, args):
-        i32, i16 = ir.IntType(32), ir.IntType(16)
-        width = code.bitwidth
-        bits16 = builder.trunc(args[0], i16) if width > 16 else builder.zext(args[0], i16) if width < 16 else args[0]
-        value = builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
-        bits = builder.bitcast(value, i32)
+        i32 = ir.IntType(32)
+        bits = builder.bitcast(_half_as_float(builder, args[0], code.bitwidth), i32)
         nan = builder.icmp_unsigned(">", builder.and_(bits, i32(0x7FFFFFFF)), i32(0x7F800000))
         bits = builder.and_(bits, builder.select(nan, i32(0xFFC00000), i32(0xFFFFFFFF)))
         return builder.bitcast(bits, ir.FloatType())
@@ -278,11 +275,16 @@ def half_to_float(typingctx, code):
         raise errors.NumbaTypeError(f"half_to_float takes an integer, not {code}")
 
     def codegen(context, builder, signature, args):
-        i16, width = ir.IntType(16), code.bitwidth
-        bits16 = builder.trunc(args[0], i16) if width > 16 else builder.zext(args[0], i16) if width < 16 else args[0]
-        return builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
+        return _half_as_float(builder, args[0], code.bitwidth)
 
     return types.float32(code), codegen
+
+
+def _half_as_float(builder, code, width):
+    """IR: the float32 of the FLOAT16 code in the low 16 bits of the ``width``-bit integer ``code`` (``fpext``)."""
+    i16 = ir.IntType(16)
+    bits16 = builder.trunc(code, i16) if width > 16 else builder.zext(code, i16) if width < 16 else code
+    return builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
 
 
 @functools.cache
