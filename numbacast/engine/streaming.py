@@ -6,16 +6,16 @@ a kernel writing N bytes into an array larger than the caches moves 2N bytes
 for them, and the line it wrote pushes another out of the cache on the way.
 A *nontemporal* store (``movntdq`` on x86) gathers whole lines in the core's
 write-combining buffers and sends them to memory without reading them: a
-cast from FLOAT into FLOAT16 then moves 6 bytes an element, not 8, and a
-decode into FLOAT 5 (or 4 from a table), not 9.
+cast from FLOAT into FLOAT16 then moves 6 bytes an element, not 8.
 
 A cast called from Python streams its output
 (:func:`~numbacast.engine.kernels.streaming_kernel`) when the output is at
 least :data:`STREAM_MIN_BYTES` (larger than a core's share of the
 last-level cache on the CPUs measured: such an output is not in the cache
 when the cast ends anyway; smaller outputs stay there for whatever reads
-them next) and the conversion is a light one
-(:attr:`~numbacast.engine.conversion.Conversion.streams_output`): each run
+them next) and the conversion is a light one into narrower elements
+(:attr:`~numbacast.engine.conversion.Conversion.streams_output`; outputs as
+wide as their source or wider were slower streamed on a Zen 4 EPYC): each run
 of elements is converted into a small scratch array (it stays in the
 first-level cache), then copied into the output by :func:`stream_copy`, and
 each task ends with :func:`store_fence`.  The heavier conversions (the
