@@ -169,15 +169,16 @@ class Conversion:
         few vector instructions each (a conversion the processor makes in
         one, a truncation), where the time goes into moving bytes.  Not an
         output as wide as its source or wider (a decode, FLOAT into DOUBLE,
-        INT32 into FLOAT): streamed it took 1.35-1.6x the time of plain
-        stores on a Zen 4 EPYC (16M elements, into a reused or a fresh
-        output; INT32 -> FLOAT 1.06-1.25x), where narrowing ones took
-        0.73-0.90x into a reused output (0.66-1.15x into a fresh one).  Not those that spend it computing,
-        where converting into a scratch array and then streaming it made
-        them 2-18% slower with AVX2 code: :attr:`wide_vectors` (the
-        encoders' arithmetic), FLOAT16 from any source but FLOAT (rounded
-        by the bits, not by the processor's instruction) and UINT64 into
-        FLOAT (no AVX2 instruction for it)."""
+        INT32 into FLOAT): streamed, such outputs took 1.23-1.61x the time
+        of plain stores on a Zen 4 EPYC (16M elements, into a reused
+        output; 1.39-1.61x into a fresh one; INT32 -> FLOAT 1.06x and
+        1.25x), where narrowing ones took 0.73-0.90x (0.66-1.15x into a
+        fresh one).  Not those that spend it computing, where converting
+        into a scratch array and then streaming it made them 2-18% slower
+        with AVX2 code: :attr:`wide_vectors` (the encoders' arithmetic),
+        FLOAT16 from any source but FLOAT (rounded by the bits, not by the
+        processor's instruction) and UINT64 into FLOAT (no AVX2 instruction
+        for it)."""
         source, target = self.source, self.target
         narrowing = kernel_dtype(target).itemsize < kernel_dtype(source).itemsize
         computed = (
