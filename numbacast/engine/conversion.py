@@ -320,10 +320,8 @@ def source_stage(source: OnnxType):
         if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
             return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
         return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
-    if source.is_float and formats.top_bits_of(source.format, formats.FLOAT16) and converts_half_in_hardware():
-        return "f32", _half_decoder(formats.FLOAT16.bits - source.bits)  # FLOAT16 and FLOAT8E5M2
-    if source.is_float and formats.binades_fit_in(source.format, formats.FLOAT16) and converts_half_in_hardware():
-        return "f32", _scaled_half_decoder(source.format)  # FLOAT8E4M3FN(UZ), FLOAT6, FLOAT4E2M1
+    if source.is_float and _decodes_as_half(source.format) and converts_half_in_hardware():
+        return "f32", _half_decoder(source.format)  # FLOAT16, FLOAT8E4M3FN(UZ), FLOAT8E5M2, FLOAT6, FLOAT4E2M1
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
     if source.is_integer and source.bits < 8:
@@ -331,42 +329,45 @@ def source_stage(source: OnnxType):
     return "int", _identity if source.bits == 64 else _to_int64
 
 
-@functools.cache
-def _half_decoder(shift):
-    """``decode(code)``: the float32 value of a code of a format whose codes
-    are FLOAT16's top bits (:func:`~numbacast.formats.description.top_bits_of`),
-    ``shift`` bits fewer: the code moved up is the FLOAT16 of the same value,
-    which the processor converts (:func:`~numbacast.engine.bits.half_value`:
-    float_decoder's value to the bit, NaN the quiet NaN of its sign), where
-    :func:`~numbacast.engine.bits.converts_half_in_hardware`."""
-    if not shift:
-        return half_value
-    up = np.uint32(shift)
-
-    @_jit
-    def decode(code):
-        return half_value(np.uint32(np.uint32(code) << up))
-
-    return decode
+def _decodes_as_half(fmt):
+    """Whether the fields of each code of ``fmt`` moved into FLOAT16's make a
+    FLOAT16 code whose value is the code's times a power of two: a format
+    whose codes are FLOAT16's top bits (FLOAT16 itself, FLOAT8E5M2:
+    :func:`~numbacast.formats.description.top_bits_of`), or one with fewer
+    exponent bits, subnormals and no infinities (FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
+    FLOAT6E2M3, FLOAT6E3M2, FLOAT4E2M1:
+    :func:`~numbacast.formats.description.binades_fit_in`)."""
+    return formats.top_bits_of(fmt, formats.FLOAT16) or formats.binades_fit_in(fmt, formats.FLOAT16)
 
 
 @functools.cache
-def _scaled_half_decoder(fmt):
-    """``decode(code)``: the float32 value of a code of ``fmt``, whose fields
-    fit in FLOAT16's (:func:`~numbacast.formats.description.binades_fit_in`):
-    the code's fields moved into FLOAT16's make a FLOAT16 code, which the
-    processor converts (:func:`~numbacast.engine.bits.half_to_float`), and
-    that value times ``2**(15 - bias)`` (exact) is the code's.  A NaN code is
-    made FLOAT16's quiet NaN of its sign first, which converts to FLOAT32's:
-    the values, NaNs and signs of :func:`~numbacast.engine.codecs.float_decoder`,
-    where :func:`~numbacast.engine.bits.converts_half_in_hardware`
-    (FLOAT8E4M3FN -> FLOAT 0.89-0.96x the time, MX dequantisation of mxfp8_e4m3 0.89x)."""
+def _half_decoder(fmt):
+    """``decode(code)``: the float32 value of a code of ``fmt`` (one that
+    :func:`_decodes_as_half`) by the processor's FLOAT16 conversion, where
+    :func:`~numbacast.engine.bits.converts_half_in_hardware`: the code's
+    fields moved into FLOAT16's (the sign to its sign, the exponent field
+    into the low bits of its exponent field, the mantissa to the top of its
+    mantissa) make a FLOAT16 code, whose value times ``2**(15 - bias)``
+    (exact) is the code's.  Where ``fmt`` has FLOAT16's exponent (FLOAT16,
+    FLOAT8E5M2), the fields move as one shift, the power of two is 1 and
+    infinities and NaNs land on FLOAT16's, the NaNs made the quiet NaN of
+    their sign by :func:`~numbacast.engine.bits.half_value`.  Elsewhere a
+    NaN code lands on a finite FLOAT16 code and is flipped into FLOAT16's
+    quiet NaN of its sign first, by one exclusive or of a constant, and the
+    conversion is the plain one (:func:`~numbacast.engine.bits.half_to_float`;
+    with half_value's test instead, no faster than the generated decoder).
+    The values, NaNs and signs of :func:`~numbacast.engine.codecs.float_decoder`:
+    FLOAT8E5M2 -> FLOAT 0.82x its time, FLOAT8E4M3FN -> FLOAT 0.89-0.96x,
+    MX dequantisation of mxfp8_e4m3 0.89x (AVX2 code, a Zen 1 EPYC)."""
     half = formats.FLOAT16
+    if fmt == half:  # the code is the FLOAT16: no function of its own to compile
+        return half_value
     code_mask, magnitude_mask = np.uint32((1 << fmt.bits) - 1), np.uint32(fmt.magnitude_mask)
     sign_bit, sign_up = np.uint32(1 << fmt.sign_shift), np.uint32(half.sign_shift - fmt.sign_shift)
     fields_up = np.uint32(half.mantissa_bits - fmt.mantissa_bits)
     moved_magnitude = np.uint32(fmt.magnitude_mask << int(fields_up))
     scale = np.float32(2.0 ** (half.bias - fmt.bias))
+    convert = half_value if formats.top_bits_of(fmt, half) else half_to_float
     nan_is_all_ones, nan_is_negative_zero = fmt.nan == formats.NAN_ALL_ONES, fmt.nan == formats.NAN_NEGATIVE_ZERO
     # a NaN code's moved bits flipped into FLOAT16's quiet NaN (its sign kept): one exclusive or of a constant
     to_quiet_nan = np.uint32(half.quiet_nan_code ^ (int(moved_magnitude) if nan_is_all_ones else 0))
@@ -382,7 +383,7 @@ def _scaled_half_decoder(fmt):
             bits = np.uint32(bits ^ choose(np.uint32(c & magnitude_mask) == magnitude_mask, to_quiet_nan, zero))
         if nan_is_negative_zero:
             bits = np.uint32(bits ^ choose(c == sign_bit, to_quiet_nan, zero))
-        return half_to_float(bits) * scale
+        return convert(bits) * scale
 
     return decode
 
