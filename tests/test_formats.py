@@ -196,3 +196,15 @@ def test_code_bits_above_the_format_width_are_ignored():
     for fmt in (p3109(3, 1), p3109(5, 2, signed=False)):
         low = codes & ((1 << fmt.format.bits) - 1)
         assert np.array_equal(cast(codes, "double", source=fmt), cast(low, "double", source=fmt), equal_nan=True)
+
+
+def test_the_formats_whose_fields_fit_in_float16s():
+    """The formats decoded by the processor's FLOAT16 conversion where it has
+    one (engine.conversion._half_decoder): each code's fields moved into
+    FLOAT16's make a FLOAT16 code of the same value times a power of two;
+    not BFLOAT16 and FLOAT (wider exponents), FLOAT8E5M2FNUZ (its top
+    binade would land on FLOAT16's infinities) or FLOAT8E8M0 (no sign, no
+    subnormals)."""
+    half = description.FLOAT16
+    fit = {t.name for t in numbacast.TYPES if t.is_float and description.fields_fit_in(t.format, half)}
+    assert fit == {"float16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float6e2m3", "float6e3m2", "float4e2m1"}

@@ -46,7 +46,7 @@ def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, 
     rng = np.random.default_rng(11)
     base = STREAM_MIN_BYTES // itemsize
     for n in (base, base + 1, base + RUN_ELEMENTS - 1, base + 5 * RUN_ELEMENTS + 13):
-        if source in (np.int32, np.int64):  # wrapping into the target's range
+        if source in (np.int32, np.int64):  # int32's range: INT8 keeps their low bits
             x = rng.integers(-(2**31), 2**31, n).astype(source)
         elif source == "whole":  # float32 whole numbers within uint8: NumPy's astype is exact there
             x = rng.integers(0, 256, n).astype(np.float32)

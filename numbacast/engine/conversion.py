@@ -320,7 +320,7 @@ def source_stage(source: OnnxType):
         if rounding_modes.decodes_exactly(formats.FLOAT32, source.format):
             return "f32", rounding_modes.format_decoder(source.format, formats.FLOAT32)
         return "f64", rounding_modes.format_decoder(source.format, formats.FLOAT64)
-    if source.is_float and _decodes_as_half(source.format) and converts_half_in_hardware():
+    if source.is_float and formats.fields_fit_in(source.format, formats.FLOAT16) and converts_half_in_hardware():
         return "f32", _half_decoder(source.format)  # FLOAT16, FLOAT8E4M3FN(UZ), FLOAT8E5M2, FLOAT6, FLOAT4E2M1
     if source.is_float:
         return "f32", codecs.float_decoder(source.format)
@@ -329,21 +329,11 @@ def source_stage(source: OnnxType):
     return "int", _identity if source.bits == 64 else _to_int64
 
 
-def _decodes_as_half(fmt):
-    """Whether the fields of each code of ``fmt`` moved into FLOAT16's make a
-    FLOAT16 code whose value is the code's times a power of two: a format
-    whose codes are FLOAT16's top bits (FLOAT16 itself, FLOAT8E5M2:
-    :func:`~numbacast.formats.description.top_bits_of`), or one with fewer
-    exponent bits, subnormals and no infinities (FLOAT8E4M3FN, FLOAT8E4M3FNUZ,
-    FLOAT6E2M3, FLOAT6E3M2, FLOAT4E2M1:
-    :func:`~numbacast.formats.description.binades_fit_in`)."""
-    return formats.top_bits_of(fmt, formats.FLOAT16) or formats.binades_fit_in(fmt, formats.FLOAT16)
-
-
 @functools.cache
 def _half_decoder(fmt):
-    """``decode(code)``: the float32 value of a code of ``fmt`` (one that
-    :func:`_decodes_as_half`) by the processor's FLOAT16 conversion, where
+    """``decode(code)``: the float32 value of a code of ``fmt`` (whose fields
+    fit in FLOAT16's, :func:`~numbacast.formats.description.fields_fit_in`)
+    by the processor's FLOAT16 conversion, where
     :func:`~numbacast.engine.bits.converts_half_in_hardware`: the code's
     fields moved into FLOAT16's (the sign to its sign, the exponent field
     into the low bits of its exponent field, the mantissa to the top of its

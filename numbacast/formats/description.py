@@ -213,6 +213,20 @@ def top_bits_of(fmt, wider):
     )
 
 
+def fields_fit_in(fmt, wider):
+    """Whether the fields of each code of ``fmt``, moved into those of the IEEE
+    format ``wider`` (the sign to its sign, the exponent field into the low
+    bits of its exponent field, the mantissa to the top of its mantissa),
+    make a code of ``wider`` whose value is ``fmt``'s times
+    ``2**(wider.bias - fmt.bias)``: ``fmt``'s codes are ``wider``'s top bits
+    (:func:`top_bits_of`: the same exponent and bias, so the power of two is
+    1 and infinities and NaNs land on ``wider``'s), or its binades fit in
+    ``wider``'s (:func:`binades_fit_in`: its NaN codes land on finite codes).
+    In FLOAT16: FLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT6E2M3,
+    FLOAT6E3M2 and FLOAT4E2M1."""
+    return top_bits_of(fmt, wider) or binades_fit_in(fmt, wider)
+
+
 def binades_fit_in(fmt, wider):
     """Whether the fields of each code of ``fmt``, moved into those of the IEEE
     format ``wider`` (the sign to its sign, the exponent field into the low
