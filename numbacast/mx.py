@@ -17,6 +17,7 @@ of the ONNX ``DequantizeLinear`` operator (opset 24 and later).
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 from typing import Any, NamedTuple
@@ -103,6 +104,7 @@ def _float_input(x):
     )
 
 
+@functools.cache
 def runtime_blocks() -> Any:
     """The kernels module, imported on first use (``import numbacast`` does not import Numba)."""
     runtime()
@@ -208,11 +210,12 @@ def quantize(
 
 
 def _check_tensor_scale(given):
-    kind = np.asarray(given).dtype.kind if np.ndim(given) == 0 and not isinstance(given, str) else None
-    if kind not in ("f", "i", "u"):  # a real number, not a bool, a text or an array
-        raise TypeError(f"tensor_scale must be a positive finite float32, not {given!r}")
+    if type(given) is not np.float32:  # (the type quantize gives: no more to check)
+        kind = np.asarray(given).dtype.kind if np.ndim(given) == 0 and not isinstance(given, str) else None
+        if kind not in ("f", "i", "u"):  # a real number, not a bool, a text or an array
+            raise TypeError(f"tensor_scale must be a positive finite float32, not {given!r}")
     value = np.float32(given)
-    if not (np.isfinite(value) and value > 0):
+    if not (math.isfinite(value) and value > 0):
         raise ValueError(f"tensor_scale must be a positive finite float32, not {given!r}")
     return value
 

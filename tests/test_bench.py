@@ -149,3 +149,18 @@ def test_nvfp4_rows_and_their_trivial_kernels(capsys):
     out = run_bench(capsys, "--groups", "mx")
     assert len(rows_of(out, "FLOAT -> nvfp4")) == len(rows_of(out, "FLOAT -> nvfp4 (tensor_scale given)")) == 1
     assert not rows_of(out, "nvfp4 (tensor_scale given) -> FLOAT")
+
+
+def test_block_format_overhead_rows_time_one_block_against_a_cast_of_its_elements(capsys):
+    import numbacast
+    from benchmarks.harness import baselines
+
+    fmt = baselines.MX_FORMATS[0]
+    x = baselines.sample(bench.FLOAT, bench.MX_OVERHEAD_ELEMENTS)
+    elements = baselines.mx_element_cast(bench.FLOAT, fmt, bench.MX_OVERHEAD_ELEMENTS)()
+    assert elements.dtype == numbacast.resolve("float8e4m3fn").storage and elements.shape == x.shape
+    assert baselines.mx_element_cast(fmt, bench.FLOAT, bench.MX_OVERHEAD_ELEMENTS)().dtype == "float32"
+    out = run_bench(capsys, "--groups", "mx-overhead")
+    quantise = rows_of(out, "FLOAT -> mxfp8_e4m3")
+    assert [row[4] for row in quantise] == ["<= 20 us"] and len(rows_of(out, "nvfp4 -> FLOAT")) == 1
+    assert re.search(r"^\d+ PASS, \d+ short, 0 n/a of 7 rows$", out, re.MULTILINE)

@@ -125,6 +125,33 @@ def test_kernel_key_distinguishes_every_type_numba_compiles_for():
             assert signatures.setdefault(key, signature) == signature, (key, signature, signatures[key])
 
 
+def test_kernel_entries_are_kept_by_every_type_numba_compiles_for():
+    """Two calls of one kernel through ``split_run``/``take_turns`` with one
+    argument key must have one Numba signature (the key picks the entry
+    point called without the dispatcher's typing), for every kind of
+    argument the engine passes: arrays, Python and NumPy numbers (ints by
+    size), tuples of them, conversions and the other constants of compiled
+    code, which are typed by value."""
+    from numbacast.engine import blocks
+
+    conversions = [
+        Conversion.make(numbacast.DOUBLE, numbacast.FLOAT8E4M3FN, saturate=True),
+        Conversion.make(numbacast.DOUBLE, numbacast.FLOAT8E4M3FN, saturate=False),
+    ]
+    values = (
+        _array_variants()
+        + conversions
+        + [blocks.quantize_plan(32, 64), blocks.quantize_plan(32, 65), blocks.quantize_plan(16, 64)]
+        + [None, True, np.bool_(True), 1, -(2**63), 2**63, 2**64 - 1, 1.0, np.float32(1), np.int64(1), np.uint64(1)]
+        + [(1, 2.0), (1, np.float32(2)), (np.uint64(1), 2.0), (2**63, 2.0), ((1,), 2.0), ()]
+    )
+    signatures = {}
+    for pair in itertools.product(values, repeat=2):
+        key = kernels._arguments_key(None, pair)
+        signature = tuple(typeof(a) for a in pair)
+        assert signatures.setdefault(key, signature) == signature, (pair, signature, signatures[key])
+
+
 def test_the_kernels_type_every_array_as_numba_does():
     """The type a kernel is compiled for is ``numba.typeof``'s (spelt out
     in the engine so as not to import ``numpy.ma``), for every kind of array."""

@@ -333,6 +333,20 @@ def mx_cast(source, target, size):
     return lambda: numbacast.mx.dequantize(q)
 
 
+def mx_element_cast(source, target, size):
+    """``numbacast.cast`` of the FLOAT sample of :func:`mx_cast` to the block
+    format's element type (``target`` a block format), or of those elements
+    back to FLOAT (``source`` one): a quantisation's work but its scales."""
+    from numbacast.formats.blocks import block_format
+
+    element = block_format((target if source is FLOAT else source).name).element
+    x = sample(FLOAT, size)
+    if source is FLOAT:
+        return lambda: cast(x, element)
+    codes = cast(x, element)
+    return lambda: cast(codes, FLOAT)
+
+
 def trivial_mx_cast(source, target, size):
     """The trivial kernel of the same traffic: FLOAT to one byte per element,
     or back; for a quantisation that reads its input twice, a pass taking

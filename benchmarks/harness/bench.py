@@ -58,6 +58,9 @@ WARM_UP = 3
 #: Warm calls timed for each call-overhead row.
 OVERHEAD_CALLS = 2000
 
+#: Elements of the block formats' call-overhead rows: one block of OCP MX, two of NVFP4.
+MX_OVERHEAD_ELEMENTS = 32
+
 NARROW = tuple(
     map(
         resolve,
@@ -239,13 +242,26 @@ def user_loop_timed(group, source, target, size, repeat):
     return alternately(user_loops.user_loop(source, target, size), user_loops.cast_into(source, target, size), repeat)
 
 
+def warm_calls(ours_call, their_call, repeat):
+    """The :class:`Timing` (microseconds) of many warm calls of each, medians."""
+    calls = max(OVERHEAD_CALLS * repeat // DEFAULT_REPEAT, 100)
+    ours = statistics.median(seconds(ours_call) for _ in range(calls))
+    theirs = statistics.median(seconds(their_call) for _ in range(calls))
+    return Timing(1e6 * ours, 1e6 * theirs)
+
+
 def overhead(group, source, target, size, repeat):
     """Median microseconds of a warm numbacast cast and NumPy ``astype`` of one element."""
     x = baselines.sample(source, 1)
-    calls = max(OVERHEAD_CALLS * repeat // DEFAULT_REPEAT, 100)
-    ours = statistics.median(seconds(lambda: cast(x, target)) for _ in range(calls))
-    theirs = statistics.median(seconds(lambda: x.astype(target.storage)) for _ in range(calls))
-    return Timing(1e6 * ours, 1e6 * theirs)
+    return warm_calls(lambda: cast(x, target), lambda: x.astype(target.storage), repeat)
+
+
+def mx_overhead(group, source, target, size, repeat):
+    """Median microseconds of a warm block-format quantise (or dequantise) of
+    one MX block and of ``numbacast.cast`` of the same elements to (or from)
+    the element type."""
+    ours = baselines.mx_cast(source, target, MX_OVERHEAD_ELEMENTS)
+    return warm_calls(ours, baselines.mx_element_cast(source, target, MX_OVERHEAD_ELEMENTS), repeat)
 
 
 def peak_memory(group, source, target, size, repeat):
@@ -433,6 +449,19 @@ def make_groups():
             Target("<=", 10, " us", on_value=True),
             at_most,
             overhead,
+            unit="us",
+        ),
+        Group(
+            "mx-overhead",
+            f"block formats' call overhead, warm, {MX_OVERHEAD_ELEMENTS} elements, against numbacast.cast of "
+            "them to (or from) the element type (target on numbacast's time: a quantisation writes two arrays, "
+            "and NVFP4 reads its input twice for its tensor scale)",
+            "cast",
+            tuple((FLOAT, f) for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE))
+            + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
+            Target("<=", 20, " us", on_value=True),
+            at_most,
+            mx_overhead,
             unit="us",
         ),
         Group(

@@ -47,7 +47,7 @@ from numba.np.numpy_support import as_dtype
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
-from .bits import choose, float32_from_bits, float64_from_bits, float_bits, larger, smaller
+from .bits import choose, float32_from_bits, float64_from_bits, float_bits, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .codecs import nan_codes
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
@@ -126,7 +126,11 @@ def quantize_plan(block_size=None, n=None):
     a block size or a length not known yet (None: ``@njit`` code typing a
     call) takes the loops for any."""
     lanes = int(block_size) if block_size in LANES else 0
-    return QuantizePlan(lanes, bool(lanes == 0 or n is None or n % block_size != 0))
+    return _plan(lanes, bool(lanes == 0 or n is None or n % block_size != 0))
+
+
+#: The one :class:`QuantizePlan` of each value (made once: half a microsecond).
+_plan = functools.cache(QuantizePlan)
 
 
 #: The smallest and largest biased FLOAT8E8M0 codes of a finite scale.
@@ -453,10 +457,11 @@ ENCODE_RUN = 256
 TASK_ELEMENTS = 4096
 
 
-@cached_njit(nogil=True)
+@helper_jitable
 def _tasks(rows, n, block_size):
-    """``(blocks per task, tasks per row)`` of lines of ``n`` elements."""
-    group = larger(1, TASK_ELEMENTS // block_size)
+    """``(blocks per task, tasks per row)`` of lines of ``n`` elements
+    (Python as well as ``@njit`` code: it sizes NVFP4's array of maxima)."""
+    group = max(1, TASK_ELEMENTS // block_size)
     nb = (n + block_size - 1) // block_size
     return group, (nb + group - 1) // group
 
@@ -931,8 +936,10 @@ def tensor_scale_of(src, block_size):
     return scale_of_tensor_amax(float(np.max(maxima)) if maxima.size else 0.0)
 
 
+@functools.lru_cache(maxsize=256)
 def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
-    """``params``, the run-time arguments of :func:`quantize_kernel` besides the arrays."""
+    """``params``, the run-time arguments of :func:`quantize_kernel` besides
+    the arrays (kept: they are a tenth of a small quantisation's time)."""
     half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
     return (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale), rule_number(rule))
 

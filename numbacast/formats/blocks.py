@@ -35,9 +35,10 @@ MXINT8_GRID = FloatType("mxint8_grid", f.FloatFormat(2, 6, 1, False, f.NAN_NONE)
 MXINT8_EXPONENT = -6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BlockFormat:
-    """One block-scaled format.
+    """One block-scaled format (one instance per format, compared and
+    hashed by identity, as a key of the engine's caches).
 
     ``element`` is the type elements are stored in (an ml_dtypes type, or
     INT8 for MXINT8) and ``grid`` the type whose codec rounds them (the
@@ -65,6 +66,10 @@ class BlockFormat:
     @property
     def element_bits(self) -> int:
         return self.element.bits
+
+    def __reduce__(self):
+        # Unpickled as the one instance of its process.
+        return block_format, (self.name,)
 
 
 def _mx_float(name, element, block_size=32, scale=FLOAT8E8M0, tensor_scale=False):
