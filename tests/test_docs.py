@@ -189,3 +189,36 @@ def test_nothing_mentions_the_private_decisions_file():
         if p.suffix not in (".pyc", ".nbi", ".nbc") and name in p.read_text(encoding="utf-8", errors="replace")
     ]
     assert not mentions, f"{name} is not in the repository; point at docs/rules.md instead: {mentions}"
+
+
+def test_bench_ratio_tables_put_each_record_beside_the_other():
+    """``% bench-ratios:`` tables (docs/_ext/bench_tables.py): a column per
+    record, a pair missing from one record shown as "-", a row that misses
+    its target marked, and a group whose target bounds numbacast's own time
+    shown in that time's unit."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import bench_tables
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+
+    def record(cpu, rows):
+        groups = [
+            {"key": "mx", "unit": "ms", "target": "<= 1.5", "rows": rows},
+            {"key": "mx-overhead", "unit": "us", "target": "<= 20 us", "rows": [_row("a", 10.7, 4.6, "PASS")]},
+        ]
+        return {"machine": {"numba_cpu_name": cpu}, "groups": groups}
+
+    host = record("znver4", [_row("a", 3.0, 1.4, "PASS"), _row("b", 4.0, 1.58, "short")])
+    avx2 = record("haswell", [_row("a", 3.1, 1.56, "short")])
+    table = bench_tables.ratio_table([host, avx2], "mx,mx-overhead").splitlines()
+    assert table[0] == "| group | pair | znver4 | haswell | target |"
+    assert table[2:] == [
+        "| `mx` | a | 1.4 | 1.56 (short) | <= 1.5 |",
+        "| `mx` | b | 1.58 (short) | - | <= 1.5 |",
+        "| `mx-overhead` | a | 10.7 us | 10.7 us | <= 20 us |",
+    ]
+
+
+def _row(pair, ours, ratio, result):
+    return {"pair": pair, "numbacast": ours, "reference": ours / ratio, "ratio": ratio, "result": result}

@@ -8,7 +8,13 @@ the line ::
 gets, in place of that line (a MyST comment, so the page reads well without
 this extension), the run's settings, its machine, its summary and one Markdown
 table per group of rows.  The path is relative to the documentation's folder.
-The page is rebuilt whenever the JSON file changes.
+A page holding ::
+
+    % bench-ratios: mx,mx-gfloat
+
+gets one table of those groups' ratios in every record of :data:`RECORDS`
+side by side (a row per pair, a column per record, and the target).
+The page is rebuilt whenever a JSON file changes.
 """
 
 import json
@@ -16,6 +22,10 @@ import os
 import re
 
 MARKER = re.compile(r"^% bench-tables: (?P<path>\S+)[ \t]*$", re.MULTILINE)
+RATIOS = re.compile(r"^% bench-ratios: (?P<groups>\S+)[ \t]*$", re.MULTILINE)
+
+#: The records that ``bench-ratios`` tables compare: the host's and AVX2 code's.
+RECORDS = ("_data/bench.json", "_data/bench-haswell.json")
 
 
 def amount(value, unit):
@@ -85,16 +95,46 @@ def markdown_tables(data):
     return "\n".join(lines)
 
 
+def ratio_table(records, keys):
+    """One Markdown table of the ratios of the groups ``keys`` in each of
+    ``records`` (bench records), a column per record headed by the CPU its
+    kernels were compiled for (numbacast's own figure, with its unit, for a
+    group whose target bounds it); a row that misses its target is marked."""
+    columns = [{g["key"]: g for g in data["groups"]} for data in records]
+    heads = " | ".join(f"{cell(data['machine']['numba_cpu_name'])}" for data in records)
+    lines = [f"| group | pair | {heads} | target |", "|---|---|" + "---:|" * len(records) + "---|"]
+    for key in keys.split(","):
+        first = columns[0][key]
+        unit = first["unit"]
+        on_value = first["target"].endswith(unit)  # a target like "<= 10 us"
+        for pair in (row["pair"] for row in first["rows"]):
+            cells = []
+            for groups in columns:
+                row = next((r for r in groups.get(key, {"rows": ()})["rows"] if r["pair"] == pair), None)
+                figure = None if row is None else row["numbacast" if on_value else "ratio"]
+                if figure is None:
+                    cells.append("-")
+                else:
+                    text = f"{figure:.3g}" if figure < 100 else f"{figure:,.0f}"
+                    text += f" {unit}" if on_value else ""
+                    cells.append(text + (" (short)" if row["result"] == "short" else ""))
+            lines.append(f"| `{key}` | {cell(pair)} | {' | '.join(cells)} | {cell(first['target'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _record(app, path):
+    path = os.path.join(app.srcdir, path)
+    app.env.note_dependency(path)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def expand(app, docname, source):
-    """``source-read``: replace each marker line with the tables of its JSON file."""
-
-    def tables(match):
-        path = os.path.join(app.srcdir, match.group("path"))
-        app.env.note_dependency(path)
-        with open(path, encoding="utf-8") as f:
-            return markdown_tables(json.load(f))
-
-    source[0] = MARKER.sub(tables, source[0])
+    """``source-read``: replace each marker line with the tables of its JSON file(s)."""
+    source[0] = MARKER.sub(lambda match: markdown_tables(_record(app, match.group("path"))), source[0])
+    source[0] = RATIOS.sub(
+        lambda match: ratio_table([_record(app, path) for path in RECORDS], match.group("groups")), source[0]
+    )
 
 
 def setup(app):
