@@ -6,6 +6,7 @@ with ONNX type names.
 
 from numbacast import FLOAT
 
+from .harness import baselines
 from .harness.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, ROUNDING_TARGETS, to_and_from_float, unique
 
 
@@ -22,3 +23,17 @@ PACKED_PAIRS = named(to_and_from_float(PACKED))
 OVERHEAD = named(OVERHEAD_PAIRS)
 #: The rounding-mode pairs: FLOAT to a float8, FLOAT16 and FLOAT4E2M1.
 ROUNDING_PAIRS = named(tuple((FLOAT, t) for t in ROUNDING_TARGETS))
+#: The block formats of the ``mx`` rows, by name (NVFP4 also with its tensor scale given).
+BLOCK_FORMATS = {f.onnx_name: f for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE)}
+#: What the block-format suites time of each.
+BLOCK_DIRECTIONS = ("quantize", "dequantize")
+
+
+def block_format_pair(name, direction):
+    """``(source, target)`` of the ``direction`` ("quantize" or "dequantize")
+    of the block format ``name``; NotImplementedError (asv's skip) for the
+    dequantisation of NVFP4 with its tensor scale given, the same as NVFP4's."""
+    fmt = BLOCK_FORMATS[name]
+    if fmt.given_tensor_scale and direction == "dequantize":
+        raise NotImplementedError("the dequantisation of nvfp4 is the same with a tensor scale given")
+    return (FLOAT, fmt) if direction == "quantize" else (fmt, FLOAT)

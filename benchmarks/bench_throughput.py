@@ -1,8 +1,6 @@
 """Throughput: one cast of 16M elements, and the trivial kernel moving the same bytes."""
 
-from numbacast import FLOAT
-
-from . import PACKED_PAIRS, ROUNDING_PAIRS, THROUGHPUT_PAIRS
+from . import BLOCK_DIRECTIONS, BLOCK_FORMATS, PACKED_PAIRS, ROUNDING_PAIRS, THROUGHPUT_PAIRS, block_format_pair
 from .harness import baselines
 from .harness.bench import DEFAULT_SIZE
 
@@ -110,18 +108,13 @@ class BlockFormats(_AgainstGfloat):
     time is that share of gfloat's).  NVFP4 with its tensor scale given is
     a quantisation only."""
 
-    formats = {f.onnx_name: f for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE)}
     gfloat_missing = "gfloat: quantising to an MX format, with gfloat installed"
-    directions = ("quantize", "dequantize")
     param_names = ["format", "direction"]
-    params = [list(formats), list(directions)]
+    params = [list(BLOCK_FORMATS), list(BLOCK_DIRECTIONS)]
     timeout = 600
 
     def setup(self, name, direction):
-        fmt = self.formats[name]
-        if fmt.given_tensor_scale and direction == "dequantize":
-            raise NotImplementedError("the dequantisation of nvfp4 is the same with a tensor scale given")
-        source, target = (FLOAT, fmt) if direction == "quantize" else (fmt, FLOAT)
+        source, target = block_format_pair(name, direction)
         self.cast = baselines.mx_cast(source, target, DEFAULT_SIZE)
         self.trivial = baselines.trivial_mx_cast(source, target, DEFAULT_SIZE)
         self.cast(), self.trivial()  # compile, or load from the disk cache
