@@ -75,12 +75,12 @@ def test_nvfp4_elements_round_the_float32_quotient():
     assert q.elements.astype(F32)[:2].tolist() == [6.0, 1.0]
 
 
-@pytest.mark.parametrize("where", [0, 70_000, -1])
-def test_nvfp4_tensor_scale_of_a_large_array_holding_nan_is_one(where):
-    """The tensor amax of an array long enough for the parallel loops is NaN
-    wherever its NaN lies (first, middle or last task), so the tensor scale
-    is 1.0.  Rule: docs/rules.md#rule-mx-nvfp4"""
-    x = np.ones(1 << 18, F32)
+@pytest.mark.parametrize("size, where", [(1 << 18, 0), (1 << 18, 70_000), (1 << 18, -1), (100, 50), (4096, -1)])
+def test_nvfp4_tensor_scale_of_an_array_holding_nan_is_one(size, where):
+    """The tensor amax is NaN wherever its NaN lies (first, middle or last
+    task of an array long enough for the parallel loops; an array of one
+    task), so the tensor scale is 1.0.  Rule: docs/rules.md#rule-mx-nvfp4"""
+    x = np.ones(size, F32)
     x[where] = np.nan
     assert mx.quantize(x, "nvfp4").tensor_scale == F32(1.0)
 
