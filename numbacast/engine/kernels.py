@@ -219,8 +219,10 @@ def _numba_type(value):
 _ENTRIES: dict = {}
 
 #: Argument types whose Numba type is that of their Python type, whatever the value.
-_TYPED_BY_CLASS = frozenset({bool, float, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16})
-_TYPED_BY_CLASS |= {np.uint32, np.uint64, np.float32, np.float64}
+_TYPED_BY_CLASS = frozenset(
+    (bool, float, np.bool_, np.int8, np.int16, np.int32, np.int64)
+    + (np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64)
+)
 
 
 #: Argument types that Numba's dispatcher types by itself, in compiled code:
