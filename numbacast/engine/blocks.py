@@ -938,12 +938,28 @@ def tensor_scale_of(src, block_size):
     return scale_of_tensor_amax(float(np.max(maxima)))
 
 
+@functools.cache
+def format_parameters(fmt: BlockFormat):
+    """``(2**-emax, largest, half_step)``: what :func:`block_scale` takes of
+    ``fmt`` (``half_step`` is half a step of its precision in a float64's
+    mantissa field, which the ``even`` rule adds)."""
+    return 2.0**-fmt.emax, float(fmt.largest), np.uint64(1 << (52 - fmt.mantissa_bits - 1))
+
+
+@helper_jitable
+def with_run_time_parameters(fixed, block_size, tensor_scale, rule):
+    """``params`` of :func:`quantize_kernel`: the :func:`format_parameters`
+    ``fixed`` with the block size, the tensor scale and the number of the
+    scale rule (:func:`rule_number`), in Python and ``@njit`` code."""
+    unscale, largest, half_step = fixed
+    return np.int64(block_size), unscale, largest, half_step, np.float64(tensor_scale), rule
+
+
 @functools.lru_cache(maxsize=256)
 def quantize_parameters(fmt: BlockFormat, block_size, rule, tensor_scale):
     """``params``, the run-time arguments of :func:`quantize_kernel` besides
     the arrays (kept: they are a tenth of a small quantisation's time)."""
-    half_step = np.uint64(1 << (52 - fmt.mantissa_bits - 1))
-    return (np.int64(block_size), 2.0**-fmt.emax, float(fmt.largest), half_step, float(tensor_scale), rule_number(rule))
+    return with_run_time_parameters(format_parameters(fmt), block_size, tensor_scale, rule_number(rule))
 
 
 def dequantizing(fmt: BlockFormat, output: OnnxType):

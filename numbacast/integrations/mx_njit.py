@@ -113,9 +113,7 @@ def _overload_quantize(
     element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
     code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
     scale_dtype = block_format_.scale.storage
-    unscale, largest = 2.0**-block_format_.emax, float(block_format_.largest)
-    half_step = np.uint64(1 << (52 - block_format_.mantissa_bits - 1))
-    rule_number = blocks.rule_number(rule)
+    fixed, rule_number = blocks.format_parameters(block_format_), blocks.rule_number(rule)
     last = x.ndim - 1
     contiguous, source_dtype = x.layout == "C", as_dtype(x.dtype)  # (a branch Numba prunes when it compiles)
     tensor_part = _tensor_part(block_format_, tensor_scale)
@@ -143,7 +141,7 @@ def _overload_quantize(
         scale = tensor_part(src, size, tensor_scale)
         elements = new_array(x.shape, element_dtype)
         scales = new_array(x.shape[:last] + (nb,), scale_dtype)
-        params = (np.int64(size), unscale, largest, half_step, np.float64(scale), rule_number)
+        params = blocks.with_run_time_parameters(fixed, size, scale, rule_number)
         blocks.quantize_any(
             src,
             reshaped_view(elements, (rows, n), code_dtype),
