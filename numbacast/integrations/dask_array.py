@@ -46,6 +46,7 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None
     else:
         check_source(np.empty(0, x.dtype), source)
     storage = target.storage
+    function, arrays, token = cast_numbers, (x,), f"numbacast-cast-{target.name}"
     if stochastic:
         if any(np.isnan(size) for sizes in x.chunks for size in sizes):
             raise ValueError(
@@ -53,37 +54,25 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None
                 "each element's random number depends on where it lies in the whole array; call "
                 "x.compute_chunk_sizes() first"
             )
-        da = dask_array_module()
         random_bits = stochastic.pop("random_bits")
-        arrays = (x,)
         if random_bits is not None:
-            random_bits = da.asarray(random_bits)
+            random_bits = dask_array_module().asarray(random_bits)
             if random_bits.shape != x.shape:
                 raise ValueError(RANDOM_BITS_SHAPE.format(random_bits.shape, x.shape))
             arrays = (x, random_bits.rechunk(x.chunks))
-        return da.map_blocks(
-            _cast_chunk,
-            *arrays,
-            target=target,
-            saturate=saturate,
-            round_mode=round_mode,
-            rounding=rounding,
-            source=source,
-            **stochastic,
-            dtype=storage,
-            meta=np.empty((0,) * x.ndim, storage),
-            token=f"numbacast-cast-{target.name}-stochastic",
-        )
-    return x.map_blocks(
-        cast_numbers,
+        function, token = _cast_chunk, f"{token}-stochastic"
+    return dask_array_module().map_blocks(
+        function,
+        *arrays,
         target=target,
         saturate=saturate,
         round_mode=round_mode,
         rounding=rounding,
         source=source,
+        **stochastic,
         dtype=storage,
         meta=np.empty((0,) * x.ndim, storage),
-        token=f"numbacast-cast-{target.name}",
+        token=token,
     )
 
 
