@@ -3,6 +3,7 @@ every element written once and right, at every alignment of the output and
 at lengths around the run boundaries, against NumPy's and ml_dtypes'
 conversions (independent of numbacast); and which conversions stream."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 from numba import njit
@@ -31,12 +32,13 @@ def _into_guarded(x, target_dtype, offset):
     "source, target, expected",
     [
         (np.float32, np.float16, lambda x: x.astype(np.float16)),
+        (np.float32, ml_dtypes.bfloat16, lambda x: x.astype(ml_dtypes.bfloat16)),
         (np.float64, np.float32, lambda x: x.astype(np.float32)),
         (np.int32, np.int8, lambda x: x.astype(np.int8)),
         (np.int64, np.int32, lambda x: x.astype(np.int32)),
         ("whole", np.uint8, lambda x: x.astype(np.uint8)),
     ],
-    ids=["float-float16", "double-float", "int32-int8", "int64-int32", "float-uint8"],
+    ids=["float-float16", "float-bfloat16", "double-float", "int32-int8", "int64-int32", "float-uint8"],
 )
 def test_streamed_outputs_hold_every_element_at_every_alignment(source, target, expected):
     """Outputs from STREAM_MIN_BYTES up; the output 16-byte aligned or off by
@@ -113,9 +115,10 @@ def test_the_conversions_that_stream_are_the_light_narrowing_ones():
         return Conversion.make(numbacast.resolve(source), numbacast.resolve(target)).streams_output
 
     light = [("float", "float16"), ("double", "float"), ("float", "int4"), ("int64", "int32"), ("float", "uint8")]
+    light += [("float", "bfloat16")]  # cut short by one addition
     wide = [("int8", "float"), ("bfloat16", "float"), ("float", "double"), ("int32", "float"), ("int64", "double")]
     wide += [("float8e4m3fn", "double"), ("float4e2m1", "double"), ("uint8", "int32")]
-    computed = [("float", "bfloat16"), ("float", "float8e4m3fn"), ("double", "float16"), ("int32", "float16")]
+    computed = [("double", "bfloat16"), ("float", "float8e4m3fn"), ("double", "float16"), ("int32", "float16")]
     computed += [("uint64", "float")]
     for source, target in light:
         assert streams(source, target), (source, target)

@@ -204,7 +204,11 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     subnormal steps, at least the code (equal in the lowest binade).
 
     Overflow, infinity, NaN and the sign are those of :func:`signed_codes`.
+    A target that is the source cut short (BFLOAT16 of FLOAT32) without
+    saturation takes :func:`_top_bits_encoder`.
     """
+    if cuts_short(source, target, saturate, inf_to_nan):
+        return _top_bits_encoder(source, target, nan_free)
     uint, real, from_bits = source_arithmetic(source)
     magnitude_mask = uint(source.magnitude_mask)
     shift = uint(source.mantissa_bits - target.mantissa_bits)
@@ -240,6 +244,40 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
         return signed_code(x, a, magnitude, nan)
 
     return encode
+
+
+def cuts_short(source, target, saturate, inf_to_nan=False):
+    """Whether :func:`float_encoder` rounds ``source`` into ``target`` by
+    :func:`_top_bits_encoder`: ``target``'s codes are the top bits of
+    ``source``'s, and it overflows to infinity."""
+    return formats.top_bits_of(target, source) and not saturate and not inf_to_nan
+
+
+def _top_bits_encoder(source, target, nan_free):
+    """:func:`float_encoder` into a ``target`` whose codes are the top bits
+    of ``source``'s (BFLOAT16 of FLOAT32, :func:`~numbacast.formats.description.top_bits_of`),
+    overflowing to infinity: the source's code plus half a target step less
+    one plus the last kept bit, cut short, is the code rounded to nearest
+    even, whatever the sign (subnormals round alike, a carry runs into the
+    exponent and from the largest value into infinity); a NaN is the quiet
+    NaN of its sign.  Four vector instructions and a NaN test, where the
+    general encoder, which takes the sign apart, had eleven."""
+    uint, real, from_bits = source_arithmetic(source)
+    shift = uint(source.bits - target.bits)
+    half_less_one = uint((1 << (source.bits - target.bits - 1)) - 1)
+    magnitude_mask, infinity = uint(source.magnitude_mask), uint(source.inf_code)
+    quiet_nan, sign = uint(target.quiet_nan_code), uint(1 << target.sign_shift)
+    one = uint(1)
+
+    @_jit
+    def encode_top_bits(value):
+        x = float_bits(real(value))
+        code = uint(uint(uint(x + half_less_one) + uint((x >> shift) & one)) >> shift)
+        if nan_free:
+            return code
+        return choose(uint(x & magnitude_mask) > infinity, uint(uint(uint(x >> shift) & sign) | quiet_nan), code)
+
+    return encode_top_bits
 
 
 @functools.cache
