@@ -260,9 +260,9 @@ def _top_bits_encoder(source, target, nan_free):
     one plus the last kept bit, cut short, is the code rounded to nearest
     even, whatever the sign (subnormals round alike, a carry runs into the
     exponent and from the largest value into infinity); a NaN is the quiet
-    NaN of its sign.  Four vector instructions and a NaN test, where the
-    general encoder, which takes the sign apart, had eleven."""
-    uint, real, from_bits = source_arithmetic(source)
+    NaN of its sign.  Nine AVX-512 instructions per 16 elements, where the
+    general encoder, which takes the sign apart, took thirteen."""
+    uint, real, _ = source_arithmetic(source)
     shift = uint(source.bits - target.bits)
     half_less_one = uint((1 << (source.bits - target.bits - 1)) - 1)
     magnitude_mask, infinity = uint(source.magnitude_mask), uint(source.inf_code)
