@@ -264,11 +264,24 @@ def kernel_entry(kernel, args):
     key = _arguments_key(kernel, args)
     entry = _ENTRIES.get(key)
     if entry is None:
-        signature = tuple(map(_numba_type, args))
-        with interrupts_deferred():
-            kernel.compile(signature)
-        entry = _ENTRIES[key] = kernel.overloads[signature].entry_point
+        entry = _ENTRIES[key] = _compiled_entry(kernel, args)
     return entry
+
+
+def _compiled_entry(kernel, args):
+    """The entry point of ``kernel`` compiled (or loaded from the disk cache)
+    for ``args``, Ctrl-C deferred until the compilation is done."""
+    signature = tuple(map(_numba_type, args))
+    with interrupts_deferred():
+        kernel.compile(signature)
+    return kernel.overloads[signature].entry_point
+
+
+def _run_parallel(entry, args):
+    """``entry(*args)``, a parallel kernel's entry point, one at a time in the process."""
+    _ProcessState.ran_parallel = True
+    with _PARALLEL_LAUNCH:
+        return entry(*args)
 
 
 def take_turns(kernel, *args):
@@ -278,10 +291,7 @@ def take_turns(kernel, *args):
     fork-unsafe threading layer, the kernel's serial twin runs instead."""
     if _ProcessState.serial_only:
         kernel = serial_version(kernel)
-    entry = kernel_entry(kernel, args)
-    _ProcessState.ran_parallel = True
-    with _PARALLEL_LAUNCH:
-        return entry(*args)
+    return _run_parallel(kernel_entry(kernel, args), args)
 
 
 class Launcher:
@@ -315,12 +325,11 @@ class Launcher:
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = self._entry_point(kernel, src, dst)
+        args = (src, dst, self.conversion, self.table)
         if serial:
-            entry(src, dst, self.conversion, self.table)
-            return
-        _ProcessState.ran_parallel = True
-        with _PARALLEL_LAUNCH:
-            entry(src, dst, self.conversion, self.table)
+            entry(*args)
+        else:
+            _run_parallel(entry, args)
 
     def _entry_point(self, kernel, src, dst):
         """The entry point of ``kernel`` compiled (or loaded from the disk
@@ -328,10 +337,7 @@ class Launcher:
         if src.ndim != 1 or dst.ndim != 1 or not (src.flags.c_contiguous and dst.flags.c_contiguous):
             # checked here only: a key that is found says the same of its arrays
             raise ValueError(f"a Launcher takes 1-D C-contiguous arrays, not {src.shape} and {dst.shape}")
-        signature = tuple(map(_numba_type, (src, dst, self.conversion, self.table)))
-        with interrupts_deferred():
-            kernel.compile(signature)
-        return kernel.overloads[signature].entry_point
+        return _compiled_entry(kernel, (src, dst, self.conversion, self.table))
 
 
 def split_run(kernels, size, *args):
