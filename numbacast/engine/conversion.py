@@ -145,10 +145,25 @@ class Conversion:
         into instructions -- every float target but FLOAT, DOUBLE and
         FLOAT16 (decodes, and conversions the processor makes in one
         instruction), and those too when the rounding is other than to
-        nearest-even."""
+        nearest-even.  Not BFLOAT16 from FLOAT (:attr:`cuts_short`), a few
+        instructions too (0.92-0.93x the trivial kernel, streamed, with
+        256-bit vectors as with 512-bit ones)."""
         if not self.target.is_float:
             return False
-        return self.rounding != rounding_modes.NEAREST_EVEN or self.target not in (FLOAT, DOUBLE, FLOAT16)
+        if self.rounding != rounding_modes.NEAREST_EVEN:
+            return True
+        return self.target not in (FLOAT, DOUBLE, FLOAT16) and not self.cuts_short
+
+    @property
+    def cuts_short(self):
+        """Whether the target's codes are the source's cut short, rounded by
+        one addition (:func:`~numbacast.engine.codecs.cuts_short`: BFLOAT16
+        from FLOAT)."""
+        return (
+            self.source is FLOAT
+            and rounds_by_float_encoder(self.target, self.rounding)
+            and codecs.cuts_short(formats.FLOAT32, self.target.format, self.saturate, self.inf_to_nan)
+        )
 
     @property
     def loop_lanes(self):
@@ -175,24 +190,16 @@ class Conversion:
         1.25x), where narrowing ones took 0.73-0.90x (0.66-1.15x into a
         fresh one).  Not those that spend it computing, where converting
         into a scratch array and then streaming it made them 2-18% slower
-        with AVX2 code: :attr:`wide_vectors` (the encoders' arithmetic) but
-        BFLOAT16 from FLOAT, cut short by one addition
-        (:func:`~numbacast.engine.codecs.cuts_short`: streamed, 0.82-0.93x
+        with AVX2 code: :attr:`wide_vectors` (the encoders' arithmetic),
+        FLOAT16 from any source but FLOAT (rounded by the bits, not by the
+        processor's instruction) and UINT64 into FLOAT (no AVX2 instruction
+        for it).  (BFLOAT16 from FLOAT, :attr:`cuts_short`, streams: 0.82-0.93x
         the time of plain stores in both states of the memory, AVX2 code
-        0.87-0.89x), FLOAT16 from any source but FLOAT (rounded by the bits,
-        not by the processor's instruction) and UINT64 into FLOAT (no AVX2
-        instruction for it)."""
+        0.87-0.89x.)"""
         source, target = self.source, self.target
         narrowing = kernel_dtype(target).itemsize < kernel_dtype(source).itemsize
-        cut_short = (
-            source is FLOAT
-            and rounds_by_float_encoder(target, self.rounding)
-            and codecs.cuts_short(formats.FLOAT32, target.format, self.saturate, self.inf_to_nan)
-        )
         computed = (
-            (self.wide_vectors and not cut_short)
-            or (target is FLOAT16 and source is not FLOAT)
-            or (source is UINT64 and target is FLOAT)
+            self.wide_vectors or (target is FLOAT16 and source is not FLOAT) or (source is UINT64 and target is FLOAT)
         )
         return narrowing and not computed
 
