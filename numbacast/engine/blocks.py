@@ -938,7 +938,6 @@ def tensor_scale_of(src, block_size):
     return scale_of_tensor_amax(float(np.max(maxima)))
 
 
-@functools.cache
 def format_parameters(fmt: BlockFormat):
     """``(2**-emax, largest, half_step)``: what :func:`block_scale` takes of
     ``fmt`` (``half_step`` is half a step of its precision in a float64's
