@@ -24,7 +24,7 @@ OVERHEAD = named(OVERHEAD_PAIRS)
 #: The rounding-mode pairs: FLOAT to a float8, FLOAT16 and FLOAT4E2M1.
 ROUNDING_PAIRS = named(tuple((FLOAT, t) for t in ROUNDING_TARGETS))
 #: The block formats of the ``mx`` rows, by name (NVFP4 also with its tensor scale given).
-BLOCK_FORMATS = {f.onnx_name: f for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE)}
+BLOCK_FORMATS = {target.onnx_name: target for source, target in baselines.MX_PAIRS if source is FLOAT}
 #: What the block-format suites time of each.
 BLOCK_DIRECTIONS = ("quantize", "dequantize")
 

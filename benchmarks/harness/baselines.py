@@ -314,6 +314,10 @@ MX_FORMATS = tuple(map(BlockFormatName, ("mxfp8_e4m3", "mxfp4_e2m1", "nvfp4")))
 #: NVFP4 quantised in one pass, its tensor scale given (``mx`` rows only).
 NVFP4_GIVEN_SCALE = BlockFormatName("nvfp4", given_tensor_scale=True)
 
+#: The pairs of the block-format rows: FLOAT quantised to each format (NVFP4
+#: also with its tensor scale given), and each dequantised back.
+MX_PAIRS = tuple((FLOAT, f) for f in (*MX_FORMATS, NVFP4_GIVEN_SCALE)) + tuple((f, FLOAT) for f in MX_FORMATS)
+
 #: gfloat's per-block functions run on ``size // GFLOAT_BLOCK_SHARE`` elements, their time scaled up.
 GFLOAT_BLOCK_SHARE = 512
 

@@ -358,8 +358,7 @@ def make_groups():
             "reading float32 and writing one byte per element (or back; reading twice, the first time for the "
             "largest, where NVFP4 takes its tensor scale from the data); both allocate a fresh output",
             "trivial",
-            tuple((FLOAT, f) for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE))
-            + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
+            baselines.MX_PAIRS,
             Target("<=", 1.5),
             at_most,
             mx_timed,
@@ -457,8 +456,7 @@ def make_groups():
             "them to (or from) the element type (target on numbacast's time: a quantisation writes two arrays, "
             "and NVFP4 reads its input twice for its tensor scale)",
             "cast",
-            tuple((FLOAT, f) for f in (*baselines.MX_FORMATS, baselines.NVFP4_GIVEN_SCALE))
-            + tuple((f, FLOAT) for f in baselines.MX_FORMATS),
+            baselines.MX_PAIRS,
             Target("<=", 20, " us", on_value=True),
             at_most,
             mx_overhead,

@@ -101,25 +101,28 @@ def ratio_table(records, keys):
     kernels were compiled for (numbacast's own figure, with its unit, for a
     group whose target bounds it); a row that misses its target is marked."""
     columns = [{g["key"]: g for g in data["groups"]} for data in records]
-    heads = " | ".join(f"{cell(data['machine']['numba_cpu_name'])}" for data in records)
+    heads = " | ".join(cell(data["machine"]["numba_cpu_name"]) for data in records)
     lines = [f"| group | pair | {heads} | target |", "|---|---|" + "---:|" * len(records) + "---|"]
     for key in keys.split(","):
         first = columns[0][key]
-        unit = first["unit"]
-        on_value = first["target"].endswith(unit)  # a target like "<= 10 us"
         for pair in (row["pair"] for row in first["rows"]):
-            cells = []
-            for groups in columns:
-                row = next((r for r in groups.get(key, {"rows": ()})["rows"] if r["pair"] == pair), None)
-                figure = None if row is None else row["numbacast" if on_value else "ratio"]
-                if figure is None:
-                    cells.append("-")
-                else:
-                    text = f"{figure:.3g}" if figure < 100 else f"{figure:,.0f}"
-                    text += f" {unit}" if on_value else ""
-                    cells.append(text + (" (short)" if row["result"] == "short" else ""))
-            lines.append(f"| `{key}` | {cell(pair)} | {' | '.join(cells)} | {cell(first['target'])} |")
+            rows = [
+                next((r for r in groups.get(key, {"rows": ()})["rows"] if r["pair"] == pair), None)
+                for groups in columns
+            ]
+            cells = " | ".join(_ratio_cell(row, first) for row in rows)
+            lines.append(f"| `{key}` | {cell(pair)} | {cells} | {cell(first['target'])} |")
     return "\n".join(lines) + "\n"
+
+
+def _ratio_cell(row, group):
+    """A row's ratio, or its own figure where ``group``'s target bounds it (a
+    target like "<= 10 us"), as :func:`amount` writes it; "-" for a missing row."""
+    on_value = group["target"].endswith(group["unit"])
+    figure = None if row is None else row["numbacast" if on_value else "ratio"]
+    if figure is None:
+        return "-"
+    return amount(figure, group["unit"] if on_value else "").strip() + (" (short)" if row["result"] == "short" else "")
 
 
 def _record(app, path):
