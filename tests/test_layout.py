@@ -147,6 +147,37 @@ def test_njit_code_can_call_cast_whichever_is_imported_first(tmp_path):
         assert done.stdout.strip() == "[56, 192]", order
 
 
+def test_a_cast_leaves_the_block_kernels_to_the_first_quantisation(tmp_path):
+    """A process that casts does not import the block kernels (12 ms of Numba's
+    first compilation, which registers ``numbacast.mx`` for ``@njit`` code); the
+    first ``@njit`` quantisation imports them, and gives the Python call's bits."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from numba import njit
+        import numbacast
+        from numbacast import mx
+
+        numbacast.cast(np.ones(3, np.float32), "int8")
+        print("numbacast.engine.blocks" in sys.modules)
+
+        @njit
+        def f(x):
+            q = mx.quantize(x, "nvfp4")
+            return q.elements.view(np.uint8), q.scales.view(np.uint8), q.tensor_scale
+
+        x = np.linspace(-7, 7, 40).astype(np.float32)
+        q = mx.quantize(x, "nvfp4")
+        got = f(x)
+        same_elements = got[0].tolist() == q.elements.view(np.uint8).tolist()
+        print(same_elements, got[1].tolist() == q.scales.view(np.uint8).tolist(), got[2] == q.tensor_scale)
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["False", "True", "True", "True"]
+
+
 def test_tooling_is_not_installed_with_the_package():
     assert not list(PACKAGE.rglob("bench*.py"))
     assert not list(PACKAGE.rglob("baselines.py"))

@@ -12,14 +12,20 @@ the same :class:`numbacast.mx.Quantized` named tuple as the Python call, and
 takes it back.  Both run the kernels of the Python calls and give the same
 bits (docs/rules.md#rule-mx-scale-rules).  The options are checked when the
 function compiles, by the checks of the Python call and with their messages.
+
+The block kernels (:mod:`numbacast.engine.blocks`) are imported by the first
+``@njit`` function that quantises or dequantises, not when these overloads
+are registered (at Numba's first compilation of anything): a process that
+only casts does not import them.
 """
+
+import functools
 
 import numpy as np
 from numba import types
 from numba.core import errors
 from numba.extending import overload
 
-from ..engine import blocks
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_rounding, check_saturate
 from ..engine.scratch import new_array
@@ -44,10 +50,17 @@ def _last_axis(axis, ndim):
         )
 
 
-@helper_jitable
-def _nvfp4_tensor_part(src, block_size, tensor_scale):
-    """NVFP4's default tensor scale: one pass for the tensor's largest magnitude."""
-    return blocks.nvfp4_tensor_scale(src, block_size)
+@functools.cache
+def _nvfp4_tensor_part():
+    """NVFP4's default tensor scale: one pass for the tensor's largest magnitude
+    (made once, on first use: it calls the block kernels)."""
+    from ..engine.blocks import nvfp4_tensor_scale
+
+    @helper_jitable
+    def nvfp4_tensor_part(src, block_size, tensor_scale):
+        return nvfp4_tensor_scale(src, block_size)
+
+    return nvfp4_tensor_part
 
 
 @helper_jitable
@@ -69,7 +82,7 @@ def _tensor_part(block_format_, tensor_scale):
     """Which of the three above a quantisation to ``block_format_`` runs, by
     the type of ``tensor_scale`` (checked as the Python call checks it)."""
     if _absent(tensor_scale):
-        return _nvfp4_tensor_part if block_format_.tensor_scale else _no_tensor_part
+        return _nvfp4_tensor_part() if block_format_.tensor_scale else _no_tensor_part
     if not block_format_.tensor_scale:
         raise errors.NumbaValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
     if not isinstance(tensor_scale, (types.Float, types.Integer)):
@@ -92,6 +105,8 @@ def _overload_quantize(
 ):
     if not isinstance(x, types.Array) or not isinstance(fmt, types.Literal):
         return None
+    from ..engine import blocks
+
     if x.dtype not in (types.float32, types.float64):
         raise errors.NumbaTypeError(
             f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}"
@@ -118,6 +133,7 @@ def _overload_quantize(
     contiguous, source_dtype = x.layout == "C", as_dtype(x.dtype)  # (a branch Numba prunes when it compiles)
     tensor_part = _tensor_part(block_format_, tensor_scale)
     key_of = _key if mode == "stochastic" else _no_key
+    with_run_time_parameters, quantize_any = blocks.with_run_time_parameters, blocks.quantize_any
 
     def impl(
         x,
@@ -141,8 +157,8 @@ def _overload_quantize(
         scale = tensor_part(src, size, tensor_scale)
         elements = new_array(x.shape, element_dtype)
         scales = new_array(x.shape[:last] + (nb,), scale_dtype)
-        params = blocks.with_run_time_parameters(fixed, size, scale, rule_number)
-        blocks.quantize_any(
+        params = with_run_time_parameters(fixed, size, scale, rule_number)
+        quantize_any(
             src,
             reshaped_view(elements, (rows, n), code_dtype),
             reshaped_view(scales, (rows, nb), _SCALE_CODES),
@@ -167,6 +183,8 @@ _FORMATS = {
 def _overload_dequantize(q, to="float32"):
     if not isinstance(q, types.NamedTuple) or q.instance_class is not Quantized:
         return None
+    from ..engine import blocks
+
     elements, scales = q.types[0], q.types[1]
     fmt = _FORMATS.get((as_dtype(elements.dtype), as_dtype(scales.dtype)))
     if fmt is None:
@@ -180,6 +198,7 @@ def _overload_dequantize(q, to="float32"):
     out_dtype = target.storage
     last = elements.ndim - 1
     elements_contiguous, scales_contiguous = elements.layout == "C", scales.layout == "C"  # (pruned branches)
+    dequantize_any = blocks.dequantize_any
 
     def impl(q, to="float32"):
         if q.axis != last:
@@ -190,7 +209,7 @@ def _overload_dequantize(q, to="float32"):
         if q.block_size <= 0 or nb != (n + q.block_size - 1) // q.block_size or q.scales.size != rows * nb:
             raise ValueError("the scales do not fit the elements cut into blocks of block_size")
         out = new_array(q.elements.shape, out_dtype)
-        blocks.dequantize_any(
+        dequantize_any(
             reshaped_view(
                 q.elements if elements_contiguous else np.ascontiguousarray(q.elements), (rows, n), code_dtype
             ),
