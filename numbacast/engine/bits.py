@@ -193,14 +193,6 @@ def _half_code(direction):
                     magnitudes = (_float_intrinsic(builder, "fabs", v) for v in (back, value))
                     wrong = builder.fcmp_ordered(">", *magnitudes)
                     step = i16(-1)
-                elif direction == 3:  # ties away: a magnitude below |x| by exactly half a step steps up
-                    above = builder.fpext(builder.bitcast(builder.add(code, i16(1)), ir.HalfType()), ir.FloatType())
-                    below, magnitude, above = (_float_intrinsic(builder, "fabs", v) for v in (back, value, above))
-                    halfway = builder.fmul(builder.fadd(below, above), ir.Constant(ir.FloatType(), 0.5))  # exact
-                    wrong = builder.and_(
-                        builder.fcmp_ordered("<", below, magnitude), builder.fcmp_ordered("==", magnitude, halfway)
-                    )
-                    step = i16(1)
                 else:  # one code up (direction 1) or down (-1) in value: +-1 by the code's sign
                     wrong = builder.fcmp_ordered("<" if direction == 1 else ">", back, value)
                     negative = builder.icmp_signed("<", code, i16(0))
@@ -218,7 +210,7 @@ def _half_code(direction):
 
 
 #: ``half_code(direction)(x)``: see :func:`half_code`.
-_HALF_CODES = {direction: _half_code(direction) for direction in (0, 1, -1, 2, 3)}
+_HALF_CODES = {direction: _half_code(direction) for direction in (0, 1, -1, 2)}
 
 
 def half_code(direction):
@@ -229,17 +221,12 @@ def half_code(direction):
     LLVM calls a runtime function that Numba does not link.
 
     ``direction`` rounds in another mode instead: 1 toward +inf, -1 toward
-    -inf, 2 toward zero, 3 to nearest with ties away from zero.  The nearest
-    value is one of the two neighbours of ``x`` (infinity past the largest),
-    so where it lies on the wrong side of ``x`` (its value, converted back
-    exactly, compared with ``x``) the other neighbour is the next code up or
-    down in value: an overflow toward zero gives the largest finite value, a
-    value just past it rounded up gives infinity, and infinity, zero and NaN
-    never move.  Ties away: where the nearest-even code lies below ``x`` in
-    magnitude and ``x`` is exactly halfway to the next code up (the
-    midpoint of two FLOAT16 values, exact in float32), the next code up;
-    beside the largest finite value that code is infinity, whose midpoint
-    is no finite ``x``, and ties-to-even already overflows at that tie.  Written as one piece of
+    -inf, 2 toward zero.  The nearest value is one of the two neighbours of
+    ``x`` (infinity past the largest), so where it lies on the wrong side of
+    ``x`` (its value, converted back exactly, compared with ``x``) the other
+    neighbour is the next code up or down in value: an overflow toward zero
+    gives the largest finite value, a value just past it rounded up gives
+    infinity, and infinity, zero and NaN never move.  Written as one piece of
     16-bit IR: in Numba's own arithmetic, which widens to 64 bits, LLVM kept
     part of the loop in 64-bit lanes."""
     return _HALF_CODES[direction]
