@@ -522,7 +522,7 @@ _NO_RANDOM = np.uint64(0)
 
 #: The roundings of FLOAT -> FLOAT16 by the processor's conversion (see bits.half_code).
 #: Not ties away: testing for a tie took two more conversions, and the bit formula
-#: took 0.6-0.8x the time on one thread on the Zen 4 EPYC (docs/internals.md).
+#: took 0.75-0.95x the time on one thread on the Zen 4 EPYC (docs/internals.md).
 _HALF_DIRECTIONS = {
     rounding_modes.NEAREST_EVEN: 0,
     rounding_modes.TOWARD_POSITIVE: 1,
