@@ -142,8 +142,8 @@ def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_p
     3,145,728 float32 covering every exponent and the rounding's edges; in the
     directed modes the instruction's result, moved a step where it lies on the
     wrong side, gives the bit formula's codes (ties away from zero: the bit
-    formula on both); and FLOAT16 -> FLOAT by the
-    instruction and by the formula gives every code's value, as does
+    formula on both); and FLOAT16 -> FLOAT by the instruction and by the
+    formula gives every code's value, as does
     FLOAT8E5M2 -> FLOAT (its code moved up 8 bits is a FLOAT16) and the other
     narrow float types -> FLOAT (their fields moved into FLOAT16's, the
     value scaled), every code, NaN signs the same both ways."""
