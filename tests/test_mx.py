@@ -4,6 +4,7 @@ gfloat's element and scale rounding, every rounding mode against
 ``DequantizeLinear`` inputs and the errors."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -508,3 +509,15 @@ def test_big_endian_input_is_quantised_as_native_and_a_fractional_shape_is_refus
     with pytest.raises(TypeError, match=re.escape("shape must be a tuple of integers from 0 up, not (3.7, 64)")):
         mx.from_packed(*mx.to_packed(q), (3.7, 64), "mxfp8_e4m3")
     assert mx.from_packed(*mx.to_packed(q), (np.int64(4), 64), "mxfp8_e4m3").elements.shape == (4, 64)
+
+
+def test_the_worked_example_of_the_docs_prints_the_figures_of_its_table():
+    """docs/mx.md's weight matrix: its code, run as written, gives the errors its table shows."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "mx.md").read_text()
+    section = page.split("## A worked example")[1].split("\n## ")[0]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    table = re.findall(r"^\| (\w+) \| ([0-9.]+) \| ([0-9.e+-]+) \|$", section, re.MULTILINE)
+    printed = []
+    exec(code, {"np": np, "numbacast": numbacast, "print": lambda *values: printed.append(values)})
+    assert len(table) == len(mx.FORMATS) == len(printed)
+    assert [(fmt, f"{rms:.4f}", f"{largest:.2e}") for fmt, rms, largest in printed] == table
