@@ -2,6 +2,7 @@
 
 import atexit
 import os
+import re
 import sys
 
 import exact
@@ -205,3 +206,8 @@ def onnx_node_cases(*op_types):
         for case in node._NodeTestCases
         if len(case.model.graph.node) == 1 and case.model.graph.node[0].op_type in op_types
     ]
+
+
+def python_blocks(text):
+    """The fenced ``python`` code blocks of a Markdown page's ``text``, in order."""
+    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)

@@ -1,14 +1,11 @@
 """The Python examples of docs/numba-types.md run, in order, and their asserts hold."""
 
-import re
 import warnings
 from pathlib import Path
 
+from conftest import python_blocks
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "numba-types.md"
-
-
-def python_blocks(text):
-    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
 
 
 def test_the_examples_run():

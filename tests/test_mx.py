@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvfp4_tie_block
+from conftest import nvfp4_tie_block, python_blocks
 
 import numbacast
 import numbacast.mx as mx
@@ -515,7 +515,7 @@ def test_the_worked_example_of_the_docs_prints_the_figures_of_its_table():
     """docs/mx.md's weight matrix: its code, run as written, gives the errors its table shows."""
     page = (Path(__file__).resolve().parent.parent / "docs" / "mx.md").read_text()
     section = page.split("## A worked example")[1].split("\n## ")[0]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    (code,) = python_blocks(section)
     table = re.findall(r"^\| (\w+) \| ([0-9.]+) \| ([0-9.e+-]+) \|$", section, re.MULTILINE)
     printed = []
     exec(code, {"np": np, "numbacast": numbacast, "print": lambda *values: printed.append(values)})
