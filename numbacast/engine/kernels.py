@@ -91,19 +91,35 @@ def _convert_run(src, dst, first, end, lag, conversion, table):
         dst[i - lag] = convert_element(src[i], conversion, table)
 
 
+@helper_njit
+def _runs(src):
+    """``(run, runs)``: the parallel loops go through ``src`` by runs of
+    ``run`` elements (:data:`~numbacast.engine.prefetch.RUN_BYTES` of the
+    input, :data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and 8-byte
+    elements), ``runs`` of them (unsigned throughout)."""
+    run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
+    return run, (np.uint64(src.size) + run - np.uint64(1)) // run
+
+
+@helper_njit
+def _run_read_ahead(src, r, run):
+    """``(first, end)``: the elements of run ``r`` of :func:`_runs`, once the
+    lines of one run further on are asked for
+    (:func:`~numbacast.engine.prefetch.read_ahead`)."""
+    first = r * run
+    end = smaller(first + run, np.uint64(src.size))
+    read_ahead(src, np.int64(first), np.int64(end))
+    return first, end
+
+
 @cached_njit(parallel=True, nogil=True)
 def parallel_kernel(src, dst, conversion, table):
     """The loop of :func:`cast_kernel` over Numba's thread pool (arrays of
-    :data:`PARALLEL_MIN` or more), by runs of :data:`~numbacast.engine.prefetch.RUN_BYTES`
-    of the input (:data:`~numbacast.engine.prefetch.RUN_ELEMENTS` of 4- and
-    8-byte elements), each prefetching the lines of one further on
-    (:func:`~numbacast.engine.prefetch.read_ahead`)."""
-    run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
-    size = np.uint64(src.size)
-    for r in prange((size + run - np.uint64(1)) // run):  # unsigned throughout
-        first = np.uint64(r) * run
-        end = smaller(first + run, size)
-        read_ahead(src, np.int64(first), np.int64(end))
+    :data:`PARALLEL_MIN` or more), by the runs of :func:`_runs`, each
+    prefetching the lines of one further on."""
+    run, runs = _runs(src)
+    for r in prange(runs):
+        first, end = _run_read_ahead(src, np.uint64(r), run)
         _convert_run(src, dst, first, end, np.uint64(0), conversion, table)
 
 
@@ -121,16 +137,12 @@ def streaming_kernel(src, dst, conversion, table):
     from Python only): by tasks of consecutive runs, each run converted into
     a scratch array (at the place :func:`~numbacast.engine.streaming.window`
     gives), then streamed into place; a store fence ends each task."""
-    run = np.uint64(RUN_BYTES // src.itemsize if src.itemsize < 4 else RUN_ELEMENTS)
-    size = np.uint64(src.size)
-    runs = (size + run - np.uint64(1)) // run  # unsigned throughout
+    run, runs = _runs(src)
     tasks = smaller(runs, np.uint64(TASKS))
     for t in prange(tasks):
         scratch = new_like(run + np.uint64(PAGE_BYTES // dst.itemsize), dst)
         for r in range(np.uint64(t) * runs // tasks, (np.uint64(t) + np.uint64(1)) * runs // tasks):
-            first = r * run
-            end = smaller(first + run, size)
-            read_ahead(src, np.int64(first), np.int64(end))
+            first, end = _run_read_ahead(src, r, run)
             at = window(scratch, dst, first)
             _convert_run(src, scratch, first, end, first - at, conversion, table)  # into scratch[at:]
             stream_copy(dst, first, scratch, at, end - first)
