@@ -186,7 +186,9 @@ LANES_PROBE = textwrap.dedent("""
                          ("mxfp8_e4m3", {"rounding": "toward_zero"}), ("nvfp4", {})]:
         mx.quantize(x, fmt, **options)
         signature = blocks.quantize_kernel.signatures[-1]
-        packs[f"{fmt} {options}"] = len(re.findall(r"\\bvpackuswb\\b", blocks.quantize_kernel.inspect_asm(signature)))
+        asm = blocks.quantize_kernel.inspect_asm(signature)
+        packs[f"{fmt} {options}"] = len(re.findall(r"\\bvpackuswb\\b", asm))
+    packs["nvfp4: byte shuffles"] = len(re.findall(r"\\bvpshufb\\b", asm))
     mx.quantize(x, "mxfp8_e4m3", block_size=16)
     asm = blocks.quantize_kernel.inspect_asm(blocks.quantize_kernel.signatures[-1])
     packs["blocks of 16: vector products"] = len(re.findall(r"\\bvmulps\\b[^\\n]*%ymm", asm))
@@ -203,19 +205,21 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     (nearest-even, a directed mode, stochastic rounding with all random bits and
     with 8, into ONNX and user-defined formats, and FLOAT16, not hinted).
     So are MX quantisation's whole blocks of 32 (to nearest and stochastic,
-    not a directed mode's or NVFP4's blocks, or blocks of 16, whose loops are
-    not hinted)."""
+    not a directed mode's), and blocks of 16 in 16 lanes: NVFP4's elements
+    are narrowed by packs, without the byte shuffles of LLVM's 8 lanes."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
     done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
     assert done.stderr == ""
     packs = json.loads(done.stdout)
-    assert len(packs) == 15
+    assert len(packs) == 16
+    shuffles = packs.pop("nvfp4: byte shuffles")
     for kernel, count in packs.items():
-        if "float16" not in kernel and "toward_zero" not in kernel and "nvfp4" not in kernel:
+        if "float16" not in kernel and "toward_zero" not in kernel:
             assert count > 0, kernel
     # the whole blocks' loop packs where it is hinted, not in a directed mode (one pack elsewhere);
-    # blocks of 16, not hinted, are in vector lanes (hinted with 32, they were not)
+    # blocks of 16 are in vector lanes (hinted with 32, they were not), NVFP4's narrowed without shuffles
     assert packs["mxfp8_e4m3 {}"] > packs["mxfp8_e4m3 {'rounding': 'toward_zero'}"]
+    assert shuffles == 0
 
 
 def test_the_element_loops_of_float_into_one_byte_codes_ask_for_32_lanes():

@@ -567,17 +567,21 @@ def _overload_encode_block(line, out, base, weight, plan, conversion, block, key
     c = conversion.conversion
     encode = _stochastic_block_loop(np.uint64(lanes), c) if c.stochastic else _block_loop(np.uint64(lanes))
     product = c.rounding in _PLAIN_PRODUCT or c.stochastic
-    if block.conversion.target is not FLOAT8E8M0 or not product or lanes != c.loop_lanes:
+    nvfp4 = block.conversion.target is not FLOAT8E8M0
+    if not c.loop_lanes or not (product or nvfp4) or (nvfp4 and lanes == 32):
         return encode
-    # In the lanes of the kernel's element loops (32 for FLOAT into bytes):
-    # the block's codes narrowed to bytes by packs into one store, where 4
-    # registers of 8 took 5 instructions each; MX quantisation with AVX2
-    # code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code 0.98-1.0x.
-    # Not for NVFP4's division (3.5x slower), a directed rounding's branch
-    # for a product that underflows (1.3x slower), or blocks of 16 (not
-    # vectorised at all: 5.4x slower).
-    encode.__qualname__ += "_in_lanes"  # the name the loop hint finds it by
-    return element_loop(encode)
+    # In as many vector lanes as the block has elements: the block's codes
+    # narrowed to bytes by packs into one store, where LLVM's own choice,
+    # registers of 8 with AVX2 code, took 5 instructions each.  Blocks of
+    # 32 (the kernel's lanes for FLOAT into bytes): MX quantisation with
+    # AVX2 code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code
+    # 0.98-1.0x.  Blocks of 16 (NVFP4's; MX's on request), on data in the
+    # cache: 0.94-0.97x with AVX2 code, the same with AVX-512 code (which
+    # takes 16 lanes anyway).  Not for NVFP4's division in blocks of 32
+    # (3.5x slower), nor for an MX directed rounding's branch for a product
+    # that underflows (1.3x slower).
+    encode.__qualname__ += f"_in_{lanes}_lanes"  # the name the loop hint finds it by
+    return element_loop(encode, lanes)
 
 
 def _block_loop(width):

@@ -78,33 +78,37 @@ def prefer_wide_vectors(module):
         function.attributes = attributes
 
 
-#: The symbol prefixes of the functions :func:`element_loop` marked.
-_ELEMENT_LOOPS: set = set()
+#: The symbol prefixes of the functions :func:`element_loop` marked, each with its lanes (0: the kernel's).
+_ELEMENT_LOOPS: dict = {}
 
 
-def element_loop(compiled):
+def element_loop(compiled, lanes=0):
     """Mark ``compiled``, an ``@njit`` dispatcher or the function an
     ``@overload`` returns, as an element loop (see the module's text): its
-    loops take the lanes of the kernel compiling it.  Functions are told
+    loops take ``lanes`` vector lanes, or (0) the lanes of the kernel
+    compiling it, in a kernel that asks for lanes.  Functions are told
     apart by their qualified names.  Returns ``compiled``."""
     function = getattr(compiled, "py_func", compiled)
     qualified = itanium_mangler.mangle_identifier(f"{function.__module__}.{function.__qualname__}")
-    _ELEMENT_LOOPS.add("_Z" + qualified.removesuffix("E"))  # then its ABI tags ("B") or its arguments ("E")
+    _ELEMENT_LOOPS["_Z" + qualified.removesuffix("E")] = lanes  # then its ABI tags ("B") or its arguments ("E")
     return compiled
 
 
-def _is_element_loop(function):
-    """Whether the llvmlite ``function`` is the code of a function :func:`element_loop` marked."""
+def _element_loop_lanes(function):
+    """The lanes :func:`element_loop` gave the function whose code is the
+    llvmlite ``function`` (0: the kernel's), or None for one it did not mark."""
     name = function.name
-    return any(
-        name.startswith(prefix) and name[len(prefix) : len(prefix) + 1] in ("B", "E") for prefix in _ELEMENT_LOOPS
-    )
+    for prefix, lanes in _ELEMENT_LOOPS.items():
+        if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1] in ("B", "E"):
+            return lanes
+    return None
 
 
 def vectorize_loops(module, lanes):
     """Hint LLVM to vectorise each loop of the element loops defined in the
-    llvmlite ``module`` ``lanes`` elements at a time: the branch back to a
-    loop's head gets the loop metadata ``llvm.loop.vectorize.width``.
+    llvmlite ``module`` ``lanes`` elements at a time (or as many as
+    :func:`element_loop` gave one): the branch back to a loop's head gets
+    the loop metadata ``llvm.loop.vectorize.width``.
 
     Numba names the blocks of a function by the bytecode offset of the
     statements they lower, ``B<offset>``, and the blocks it adds inside one
@@ -113,13 +117,14 @@ def vectorize_loops(module, lanes):
     Returns whether it hinted any loop."""
     hinted = False
     for function in module.functions:
-        if function.is_declaration or not _is_element_loop(function):
+        own = None if function.is_declaration else _element_loop_lanes(function)
+        if own is None:
             continue
         for block in function.blocks:
             source = _offset(block.name)
             targets = [target for target in block.terminator.operands if isinstance(target, ir.Block)]
             if source is not None and any(_is_head(target.name, source) for target in targets):
-                block.terminator.set_metadata("llvm.loop", _loop_hint(module, lanes))
+                block.terminator.set_metadata("llvm.loop", _loop_hint(module, own or lanes))
                 hinted = True
     return hinted
 
