@@ -576,7 +576,7 @@ def _overload_encode_block(line, out, base, weight, plan, conversion, block, key
     # 32 (the kernel's lanes for FLOAT into bytes): MX quantisation with
     # AVX2 code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code
     # 0.98-1.0x.  Blocks of 16 (NVFP4's; MX's on request), on data in the
-    # cache: 0.94-0.97x with AVX2 code, the same with AVX-512 code (which
+    # cache: 0.93-0.97x with AVX2 code, the same with AVX-512 code (which
     # takes 16 lanes anyway).  Not for NVFP4's division in blocks of 32
     # (3.5x slower), nor for an MX directed rounding's branch for a product
     # that underflows (1.3x slower).
