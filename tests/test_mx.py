@@ -203,24 +203,25 @@ def test_stochastic_rounding_draws_as_cast_does():
 
 @pytest.mark.parametrize("bits", [3, 31])  # few random bits and nearly all
 @pytest.mark.parametrize("shape", [(513, 128), (2, 70001)])
-def test_stochastic_rounding_of_halfway_and_grid_values_draws_as_cast_does(shape, bits):
+@pytest.mark.parametrize("size", [32, 24])  # whole blocks in lanes; blocks by a weights array, in chunks
+def test_stochastic_rounding_of_halfway_and_grid_values_draws_as_cast_does(shape, bits, size):
     """The whole blocks' fast encoder, the elements it leaves to the full
     one and the blocks across a window of the generator (rows of 70,001:
-    blocks from any index; a window is 2**16 consecutive indices), with
-    values on the element grid and halfway between two of its values, whose
-    rounding the reduced random number decides at its edges: against gfloat
-    with the elements' ``random64`` numbers.
+    blocks from any index, a short one last; a window is 2**16 consecutive
+    indices), with values on the element grid and halfway between two of
+    its values, whose rounding the reduced random number decides at its
+    edges: against gfloat with the elements' ``random64`` numbers.
     Rule: docs/rules.md#rule-mx-element-rounding"""
     rng = np.random.default_rng(bits)
     rows, n = shape
-    blocks = -(-n // 32)
+    blocks = -(-n // size)
     steps = np.array([0.25, 0.5, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0, 0.0, 1e-3, 4.9])  # halfway, on the grid, other
-    x = rng.choice(steps, (rows, blocks * 32)) * rng.choice([-1.0, 1.0], (rows, blocks * 32))
-    x *= 2.0 ** rng.integers(-10, 10, (rows, blocks)).repeat(32, axis=1)
-    x[:, ::32] = 6.0 * 2.0 ** np.log2(np.abs(x[:, 1::32]) + 1).round()  # each block's largest: its scale exact
+    x = rng.choice(steps, (rows, blocks * size)) * rng.choice([-1.0, 1.0], (rows, blocks * size))
+    x *= 2.0 ** rng.integers(-10, 10, (rows, blocks)).repeat(size, axis=1)
+    x[:, ::size] = 6.0 * 2.0 ** np.log2(np.abs(x[:, 1::size]) + 1).round()  # each block's largest: its scale exact
     x = x[:, :n].astype(F32)
-    q = mx.quantize(x, "mxfp4_e2m1", rounding="stochastic", seed=3, stochastic_bits=bits)
-    scale = np.repeat(q.scales.astype(np.float64), 32, axis=1)[:, :n]
+    q = mx.quantize(x, "mxfp4_e2m1", block_size=size, rounding="stochastic", seed=3, stochastic_bits=bits)
+    scale = np.repeat(q.scales.astype(np.float64), size, axis=1)[:, :n]
     key = seed_key(3)
     r = np.array([random64_py(key, i) >> (64 - bits) for i in range(x.size)], np.int64).reshape(x.shape)
     fi = gformats.format_info_ocp_e2m1
