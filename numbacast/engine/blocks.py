@@ -703,15 +703,16 @@ def _encode_by_weights(line, out, weights, per_block, size, src, start, conversi
 
 def encode_run(line, out, weights, first, end, conversion, block, key, start):
     """Elements ``first`` to ``end`` of a task scaled by their weights
-    (``weights``, beside them) and rounded: for stochastic rounding and the
-    nearest roundings in chunks of :data:`CHUNK` by :func:`encode_block`,
-    which draws the random numbers a window of the generator at a time, the
-    last few one by one; for the directed roundings one by one, in one loop
-    (``@njit`` only).  In blocks of 24 (one thread, data in the cache),
-    stochastic MX and NVFP4 quantisation took 0.4x the time of elements
-    drawing their whole random numbers one by one (AVX2 code 0.3-0.48x),
-    to nearest the same time (AVX2 code 0.9-0.97x); the directed
-    roundings go one by one, as chunks took 1.08x the time with AVX2 code."""
+    (``weights``, beside them) and rounded: for stochastic rounding in
+    chunks of :data:`CHUNK` by :func:`encode_block`, which draws the random
+    numbers a window of the generator at a time, the last few one by one;
+    for the other roundings one by one, in one loop (``@njit`` only).  In
+    blocks of 24 (one thread, data in the cache) stochastic MX and NVFP4
+    quantisation took 0.4x the time of elements drawing their whole random
+    numbers one by one (AVX2 code 0.3-0.48x), a first one about 1 s more
+    to compile (cold: 3.3-4.5 s against 2.3-3.2); chunks to nearest took the same time
+    (AVX2 code 0.9-0.97x) and 0.3 s more to compile, directed ones 1.08x
+    the time with AVX2 code."""
     raise TypeError("encode_run() is for @njit code")
 
 
@@ -720,7 +721,7 @@ def _overload_encode_run(line, out, weights, first, end, conversion, block, key,
     if not isinstance(conversion, ConversionType):
         return None
     c = conversion.conversion
-    if not (c.stochastic or c.rounding in _PLAIN_PRODUCT):
+    if not c.stochastic:
         return lambda line, out, weights, first, end, conversion, block, key, start: _encode_elements(
             line, out, weights, first, end, conversion, block, key, start
         )
