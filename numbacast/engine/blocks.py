@@ -682,7 +682,7 @@ def _encode_whole_blocks(line, out, weights, size, src, start, conversion, block
         encode_block(line, out, base, weights[b], plan, conversion, block, key, start)
 
 
-#: Elements of :func:`_encode_by_weights`' chunks, and their plan (each element with its own weight).
+#: Elements of :func:`encode_run`'s chunks, and their plan (each element with its own weight).
 CHUNK = 32
 _CHUNKS = quantize_plan(CHUNK, CHUNK)
 
@@ -710,9 +710,9 @@ def encode_run(line, out, weights, first, end, conversion, block, key, start):
     blocks of 24 (one thread, data in the cache) stochastic MX and NVFP4
     quantisation took 0.4x the time of elements drawing their whole random
     numbers one by one (AVX2 code 0.3-0.48x), a first one about 1 s more
-    to compile (cold: 3.3-4.5 s against 2.3-3.2); chunks to nearest took the same time
-    (AVX2 code 0.9-0.97x) and 0.3 s more to compile, directed ones 1.08x
-    the time with AVX2 code."""
+    to compile (cold: 3.3-4.5 s against 2.3-3.2); chunks to nearest took
+    the same time (AVX2 code 0.9-0.97x) and 0.3 s more to compile,
+    directed ones 1.08x the time with AVX2 code."""
     raise TypeError("encode_run() is for @njit code")
 
 
@@ -734,11 +734,6 @@ def _overload_encode_run(line, out, weights, first, end, conversion, block, key,
         _encode_elements(line, out, weights, chunks_end, end, conversion, block, key, start)
 
     return by_chunks
-
-
-#: Elements of :func:`encode_run`'s chunks, and their plan (each element with its own weight).
-CHUNK = 32
-_CHUNKS = quantize_plan(CHUNK, CHUNK)
 
 
 @helper_njit
