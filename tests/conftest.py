@@ -4,6 +4,7 @@ import atexit
 import os
 import re
 import sys
+from pathlib import Path
 
 import exact
 import numpy as np
@@ -11,6 +12,10 @@ import numpy as np
 import numbacast
 
 TYPE_NAMES = [t.name for t in numbacast.TYPES]
+
+#: The repository's top folder and its documentation.
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 
 #: The test files that take longest (each a minute or more from a cold cache on
 #: a 2-core machine), longest first.  pytest-xdist hands each worker whole files

@@ -7,12 +7,11 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import storage_codes
+from conftest import ROOT, storage_codes
 
 import numbacast
 from numbacast.engine.checks import refuse_dask
@@ -22,7 +21,6 @@ da = pytest.importorskip(
     "dask.array", reason="the Dask tests need dask[array,distributed] (pip install 'numbacast[dask]')"
 )
 
-REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("float8e4m3fn", "int4", "float16")
 
 
@@ -123,8 +121,8 @@ def run_python(code, **env):
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO), **env),
-        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])

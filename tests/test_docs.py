@@ -8,16 +8,14 @@ import inspect
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import DOCS, ROOT
 
 import numbacast
 import numbacast.integrations.scalar
 import numbacast.onnx
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 RULES = DOCS / "rules.md"
 README_MAX_BYTES = 8 * 1024

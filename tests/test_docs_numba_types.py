@@ -1,11 +1,10 @@
 """The Python examples of docs/numba-types.md run, in order, and their asserts hold."""
 
 import warnings
-from pathlib import Path
 
-from conftest import python_blocks
+from conftest import DOCS, python_blocks
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "numba-types.md"
+PAGE = DOCS / "numba-types.md"
 
 
 def test_the_examples_run():

@@ -33,13 +33,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import exact
 import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from onnx import numpy_helper
@@ -48,8 +48,7 @@ import numbacast
 from numbacast import cli
 from numbacast.onnx import tensors
 
-REPO = Path(__file__).resolve().parents[1]
-WORKER = Path(__file__).resolve().parent / "fuzz_worker.py"
+WORKER = ROOT / "tests" / "fuzz_worker.py"
 
 _COMMON = dict(deadline=None, suppress_health_check=list(HealthCheck), print_blob=True)
 settings.register_profile("numbacast-ci", derandomize=True, database=None, **_COMMON)
@@ -91,7 +90,7 @@ class Worker:
         self.examples = 0
 
     def start(self):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(WORKER.parent)]))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(WORKER.parent)]))
         self.process = subprocess.Popen(
             [sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env
         )

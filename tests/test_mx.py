@@ -4,11 +4,10 @@ gfloat's element and scale rounding, every rounding mode against
 ``DequantizeLinear`` inputs and the errors."""
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import nvfp4_tie_block, python_blocks
+from conftest import DOCS, nvfp4_tie_block, python_blocks
 
 import numbacast
 import numbacast.mx as mx
@@ -514,7 +513,7 @@ def test_big_endian_input_is_quantised_as_native_and_a_fractional_shape_is_refus
 
 def test_the_worked_example_of_the_docs_prints_the_figures_of_its_table():
     """docs/mx.md's weight matrix: its code, run as written, gives the errors its table shows."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "mx.md").read_text()
+    page = (DOCS / "mx.md").read_text()
     section = page.split("## A worked example")[1].split("\n## ")[0]
     (code,) = python_blocks(section)
     table = re.findall(r"^\| (\w+) \| ([0-9.]+) \| ([0-9.e+-]+) \|$", section, re.MULTILINE)

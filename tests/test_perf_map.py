@@ -5,11 +5,10 @@ the functions of the kernels a process compiled, in the format Linux
 import os
 import subprocess
 import sys
-from pathlib import Path
+
+from conftest import ROOT
 
 from benchmarks.harness.perf_map import LONGEST, map_lines
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_each_function_spans_to_the_next_and_no_further_than_the_longest():

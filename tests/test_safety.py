@@ -12,12 +12,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from conftest import ROOT
 from numba import typeof
 from onnx import helper
 
@@ -29,14 +29,13 @@ from numbacast.onnx import tensors
 
 pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 
-REPO = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
+TESTS = ROOT / "tests"
 
 
 def run_python(code, tmp_path, timeout=600, **env):
     """Run ``code`` in a fresh interpreter importing this checkout; its last
     stdout line as JSON, with the completed process."""
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(TESTS)]), **env)
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(TESTS)]), **env)
     completed = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         cwd=tmp_path,

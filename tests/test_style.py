@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from numbacast.integrations import scalar
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+from numbacast.integrations import scalar
 
 
 def run_tool(*args):
