@@ -581,23 +581,35 @@ def _overload_encode_block(line, out, base, weight, plan, conversion, block, key
         return None
     c = conversion.conversion
     encode = _stochastic_block_loop(np.uint64(lanes), c) if c.stochastic else _block_loop(np.uint64(lanes))
-    product = c.rounding in _PLAIN_PRODUCT or c.stochastic
     nvfp4 = block.conversion.target is not FLOAT8E8M0
-    if isinstance(weight, types.Array) or not c.loop_lanes or not (product or nvfp4) or (nvfp4 and lanes == 32):
+    if not _in_block_lanes(c, lanes, nvfp4, isinstance(weight, types.Array)):
         return encode
-    # In as many vector lanes as the block has elements: the block's codes
-    # narrowed to bytes by packs into one store, where LLVM's own choice,
-    # registers of 8 with AVX2 code, took 5 instructions each.  Blocks of
-    # 32 (the kernel's lanes for FLOAT into bytes): MX quantisation with
-    # AVX2 code 0.96-0.97x the time (stochastic 0.88-0.9x), AVX-512 code
-    # 0.98-1.0x.  Blocks of 16 (NVFP4's; MX's on request), on data in the
-    # cache: 0.93-0.97x with AVX2 code, the same with AVX-512 code (which
-    # takes 16 lanes anyway).  Not for NVFP4's division in blocks of 32
-    # (3.5x slower), nor for an MX directed rounding's branch for a product
-    # that underflows (1.3x slower), nor for weights in an array (the chunks
-    # of :func:`encode_run`, as fast in LLVM's own lanes).
     encode.__qualname__ += f"_in_{lanes}_lanes"  # the name the loop hint finds it by
     return element_loop(encode, lanes)
+
+
+def _in_block_lanes(c, lanes, nvfp4, weights_array):
+    """Whether :func:`encode_block`'s loop, by the conversion ``c``, is
+    hinted to run in as many vector lanes as its block has elements: its
+    codes then narrow to bytes by packs into one store, where LLVM's own
+    choice, registers of 8 with AVX2 code, took 5 instructions each.
+
+    * Blocks of 32 (the kernel's lanes for FLOAT into bytes), MX to nearest
+      or stochastic: quantisation with AVX2 code 0.96-0.97x the time
+      (stochastic 0.88-0.9x), AVX-512 code 0.98-1.0x.  Not an MX directed
+      rounding, whose branch for a product that underflows took 1.3x the
+      time hinted, nor NVFP4's division (3.5x).
+    * Blocks of 16 (NVFP4's, any rounding; MX's on request, as above), on
+      data in the cache: 0.93-0.97x with AVX2 code, the same with AVX-512
+      code (which takes 16 lanes anyway).
+    * Never a kernel whose element loops take LLVM's lanes (``loop_lanes``
+      0), nor weights in an array (the chunks of :func:`encode_run`, as fast
+      in LLVM's own lanes)."""
+    if weights_array or not c.loop_lanes:
+        return False
+    if nvfp4:
+        return lanes == 16
+    return c.rounding in _PLAIN_PRODUCT or c.stochastic
 
 
 def _block_loop(width):
