@@ -29,11 +29,22 @@ from .api import cast, runtime
 from .formats.blocks import BLOCK_FORMATS, MXINT8_EXPONENT, block_format
 from .formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT16, resolve
 
+__all__ = [
+    "FORMATS",
+    "Quantized",
+    "quantize",
+    "dequantize",
+    "to_packed",
+    "from_packed",
+    "to_dequantize_linear",
+    "from_dequantize_linear",
+]
+
 #: The names of the block formats.
 FORMATS = tuple(BLOCK_FORMATS)
 
 #: The types :func:`dequantize` gives.
-DEQUANTIZED_TYPES = (FLOAT, DOUBLE, FLOAT16, BFLOAT16)
+_DEQUANTIZED_TYPES = (FLOAT, DOUBLE, FLOAT16, BFLOAT16)
 
 
 class Quantized(NamedTuple):
@@ -78,7 +89,7 @@ def _check_block_size(block_size, fmt):
 
 
 def _check_scale_rule(scale_rule, fmt):
-    rules = runtime_blocks().SCALE_RULES
+    rules = _runtime_blocks().SCALE_RULES
     if scale_rule not in rules:
         raise ValueError(f"scale_rule must be one of {rules}, not {scale_rule!r}")
     if fmt.tensor_scale and scale_rule != rules[0]:
@@ -105,7 +116,7 @@ def _float_input(x):
 
 
 @functools.cache
-def runtime_blocks() -> Any:
+def _runtime_blocks() -> Any:
     """The kernels module, imported on first use (``import numbacast`` does not import Numba)."""
     runtime()
     from .engine import blocks
@@ -187,7 +198,7 @@ def quantize(
     rounding, _ = run.checks.check_rounding(rounding, None, block.grid)
     seed, stochastic_bits = run.checks.check_stochastic(rounding, seed, stochastic_bits, None)
     saturate = run.checks.check_saturate(saturate)
-    kernels = runtime_blocks()
+    kernels = _runtime_blocks()
     key = 0
     if rounding == "stochastic":
         key = run.seed_key(secrets.randbits(64) if seed is None else seed)
@@ -261,9 +272,9 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
     block (docs/rules.md#rule-mx-dequantize)."""
     fmt, elements, scales, axis, block_size, tensor_scale = _check_quantized(q)
     target = resolve(to)
-    if target not in DEQUANTIZED_TYPES:
-        raise ValueError(f"dequantize() gives {', '.join(t.name for t in DEQUANTIZED_TYPES)}, not {to!r}")
-    blocks = runtime_blocks()
+    if target not in _DEQUANTIZED_TYPES:
+        raise ValueError(f"dequantize() gives {', '.join(t.name for t in _DEQUANTIZED_TYPES)}, not {to!r}")
+    blocks = _runtime_blocks()
     codes = _moved(elements.view(np.int8 if fmt.integer_elements else np.uint8), axis)
     scale_codes = _moved(scales.view(np.uint8), axis)
     values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, tensor_scale)

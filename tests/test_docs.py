@@ -32,9 +32,10 @@ FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def public_names():
-    """{full name: object} of every public name: numbacast, numbacast.onnx and the scalar codecs."""
+    """{full name: object} of every public name: numbacast, numbacast.mx, numbacast.onnx and the scalar codecs."""
     names = {f"numbacast.{name}": getattr(numbacast, name) for name in numbacast.__all__}
-    names.update({f"numbacast.onnx.{name}": getattr(numbacast.onnx, name) for name in numbacast.onnx.__all__})
+    for module in (numbacast.mx, numbacast.onnx):
+        names.update({f"{module.__name__}.{name}": getattr(module, name) for name in module.__all__})
     scalar = numbacast.integrations.scalar
     names.update({f"numbacast.scalar.{name}": getattr(scalar, name) for name in scalar.__all__})
     return names
