@@ -249,6 +249,11 @@ def test_any_axis_block_size_and_partial_blocks():
     )
     empty = mx.quantize(np.zeros((3, 0), F32), "mxfp4_e2m1")
     assert empty.elements.shape == (3, 0) and empty.scales.shape == (3, 0)
+    for name in ("mxfp8_e4m3", "nvfp4"):  # a block longer than the line (once allocated at its length)
+        whole, longer = mx.quantize(x, name, block_size=9), mx.quantize(x, name, block_size=10**12)
+        assert longer.scales.shape == (5, 7, 1) and np.array_equal(codes(longer.scales), codes(whole.scales))
+        assert np.array_equal(codes(longer.elements), codes(whole.elements))
+        assert np.array_equal(mx.dequantize(longer), mx.dequantize(whole))
 
 
 def test_inputs_of_other_float_types_and_the_input_is_not_modified():
@@ -481,9 +486,11 @@ def test_a_bad_or_misplaced_tensor_scale_is_refused_by_every_entry_point():
     format's 1.0.  Rule: docs/rules.md#rule-errors"""
     x = sample((2, 64), 14)
     q, qm = mx.quantize(x, "nvfp4"), mx.quantize(x, "mxfp8_e4m3")
-    for bad in (None, -1.0, 0.0, np.inf, np.nan, "1"):
+    for bad in (None, -1.0, 0.0, np.inf, np.nan, "1", 1e300):  # 1e300: beyond float32, no overflow warning
         with pytest.raises((TypeError, ValueError), match="tensor_scale must be a positive finite float32"):
             mx.dequantize(q._replace(tensor_scale=bad))
+        with pytest.raises((TypeError, ValueError), match="tensor_scale must be a positive finite float32"):
+            mx.quantize(x, "nvfp4", tensor_scale=bad if bad is not None else "none")  # None: the default
         with pytest.raises((TypeError, ValueError), match="tensor_scale must be a positive finite float32"):
             mx.from_packed(*mx.to_packed(q), (2, 64), "nvfp4", tensor_scale=bad)
     for call in (mx.dequantize, mx.to_packed, mx.to_dequantize_linear):

@@ -481,6 +481,14 @@ def _tasks(rows, n, block_size):
 
 
 @helper_njit
+def _task_room(group, n, block_size):
+    """The most elements a task holds: its ``group`` blocks, or the whole
+    line of ``n`` where that is shorter (a block longer than the line, which
+    :func:`_task_span` cuts at its end): the length of a task's scratch."""
+    return smaller(group * block_size, n)
+
+
+@helper_njit
 def _task_span(t, per_row, group, n, block_size):
     """``(row, first block, end block, first element, end element)`` of task ``t``."""
     row, k = divmod(np.int64(t), per_row)
@@ -849,7 +857,7 @@ def quantize_kernel(src, elements, scales, block, conversion, plan, params, key)
     tasks = rows * per_row
     runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch, per_block = new_like(group * params[0], src), new_like(group, src)
+        scratch, per_block = new_like(_task_room(group, n, params[0]), src), new_like(group, src)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _quantize_task(
                 t,
@@ -915,7 +923,7 @@ def dequantize_kernel(elements, scales, out, scale_decode, element_decode, outpu
     tasks = rows * per_row
     runs = smaller(tasks, TASK_RUNS)
     for r in prange(runs):  # one scratch array a run of tasks
-        scratch = new_array((group * block_size,), source_dtype(output))  # the type the products take
+        scratch = new_array((_task_room(group, n, block_size),), source_dtype(output))  # the type the products take
         per_block = new_like(group, scratch)
         for t in range(r * tasks // runs, (r + 1) * tasks // runs):
             _dequantize_task(
