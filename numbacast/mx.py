@@ -83,8 +83,8 @@ def _check_block_size(block_size, fmt):
         return fmt.block_size
     if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be a positive integer, not {block_size!r}")
-    if block_size <= 0:
-        raise ValueError(f"block_size must be a positive integer, not {block_size}")
+    if not 0 < block_size < 2**63:  # the kernels' int64
+        raise ValueError(f"block_size must be a positive integer below 2**63, not {block_size}")
     return int(block_size)
 
 

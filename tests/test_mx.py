@@ -353,8 +353,9 @@ def test_bad_arguments_are_named():
         (ValueError, "unknown block format 'mxfp9'.*mxfp8_e4m3", dict(fmt="mxfp9")),
         (ValueError, "axis 2 is out of range.*-2 to 1", dict(axis=2)),
         (TypeError, "axis must be an integer", dict(axis=1.0)),
-        (ValueError, "block_size must be a positive integer, not 0", dict(block_size=0)),
-        (ValueError, "block_size must be a positive integer, not -3", dict(block_size=-3)),
+        (ValueError, r"block_size must be a positive integer below 2\*\*63, not 0", dict(block_size=0)),
+        (ValueError, r"block_size must be a positive integer below 2\*\*63, not -3", dict(block_size=-3)),
+        (ValueError, r"below 2\*\*63, not 9223372036854775808", dict(block_size=2**63)),  # was an OverflowError
         (TypeError, "block_size must be a positive integer, not True", dict(block_size=True)),
         (ValueError, "scale_rule must be one of .*'round'", dict(scale_rule="round")),
         (ValueError, "rounding", dict(rounding="up")),

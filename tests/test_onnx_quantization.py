@@ -190,3 +190,23 @@ def test_arguments_the_operator_texts_refuse():
         nx.quantize_linear(None, F32(1))
     with pytest.raises(TypeError, match="DequantizeLinear's x_scale must be a numeric array, not 'a'"):
         nx.dequantize_linear(np.ones(3, np.int8), "a")
+
+
+def test_a_block_longer_than_the_axis_is_the_whole_axis_and_a_block_size_beyond_int64_is_refused():
+    """block_size > n makes one block of the axis (as block_size = n; the
+    scale was once repeated block_size times: a MemoryError for 10**12), and
+    a block_size of 2**63 or more, which no int64 attribute holds, is a
+    ValueError (it was an OverflowError).  Rule: docs/rules.md#rule-mx-onnx-quantize-linear"""
+    x = np.linspace(-3, 3, 96, dtype=F32).reshape(3, 32)
+    scale = np.array([[0.5], [0.25], [2.0]], F32)
+    for block_size in (32, 33, 10**12, 2**63 - 1):
+        codes = nx.quantize_linear(x, scale, axis=1, block_size=block_size)
+        assert codes.tolist() == nx.quantize_linear(x, scale, axis=1, block_size=32).tolist()
+        assert nx.dequantize_linear(codes, scale, axis=1, block_size=block_size).tolist() == (
+            (codes.astype(np.float64) * scale).astype(F32).tolist()
+        )
+    for call in (nx.quantize_linear, nx.dequantize_linear):
+        with pytest.raises(
+            ValueError, match=r"non-negative integer below 2\*\*63 \(an int64\), not 9223372036854775808"
+        ):
+            call(x if call is nx.quantize_linear else np.zeros((3, 32), np.uint8), scale, axis=1, block_size=2**63)

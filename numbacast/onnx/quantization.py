@@ -126,8 +126,8 @@ def expand(value, shape, axis, block_size, spec, role):
     block (``block_size`` > 0: the rank of the input, ``axis`` cut to
     ``ceil(n / block_size)``).  ValueError for any other shape."""
     block_size = 0 if block_size is None else block_size
-    if not versions.is_integer(block_size) or block_size < 0:
-        raise ValueError(f"block_size must be a non-negative integer, not {block_size!r}")
+    if not versions.is_integer(block_size) or not 0 <= block_size < 2**63:
+        raise ValueError(f"block_size must be a non-negative integer below 2**63 (an int64), not {block_size!r}")
     if block_size == 0:
         if value.size == 1 and value.ndim <= 1:
             return value.reshape(())
@@ -148,7 +148,8 @@ def expand(value, shape, axis, block_size, spec, role):
             f"blocked quantisation of an input of shape {shape} along axis {axis} in blocks of {block_size} "
             f"needs {role} of shape {expected}, not {value.shape}"
         )
-    return np.repeat(value, block_size, axis=axis).take(range(shape[axis]), axis=axis)
+    # a block longer than the axis is the whole axis: repeated no more than its length
+    return np.repeat(value, min(block_size, shape[axis]), axis=axis).take(range(shape[axis]), axis=axis)
 
 
 def _array(x, what, role) -> np.ndarray:
