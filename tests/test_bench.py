@@ -131,6 +131,18 @@ def test_cpu_option_runs_a_child_compiled_for_that_cpu(tmp_path):
     assert len(rows_of(done.stdout, "INT32 -> INT8")) == 1
 
 
+def test_cpu_option_refuses_a_cpu_numba_cannot_compile_for(capsys):
+    """A name LLVM does not know (it warns, then aborts on compiling) or a
+    CPU without 64-bit code is a usage error with LLVM's words, not a crash
+    of the child."""
+    for name in ("nonsense", "i386"):
+        with pytest.raises(SystemExit) as stopped:
+            bench.main(["--cpu", name, "--groups", "numpy"])
+        assert stopped.value.code == 2
+        said = capsys.readouterr().err
+        assert f"--cpu: Numba cannot compile for the CPU {name!r}" in said and "64-bit code requested" in said
+
+
 def test_nvfp4_rows_and_their_trivial_kernels(capsys):
     """NVFP4 quantised with its default tensor scale reads its input twice and
     is paired with a trivial kernel that does too; with the scale given, the

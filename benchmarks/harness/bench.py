@@ -613,13 +613,29 @@ def parser():
     return p
 
 
-def run_for_cpu(name, argv):
+#: A child's check that Numba compiles for the CPU it is given (LLVM only
+#: warns of a name it does not know, then aborts the process on compiling).
+CPU_PROBE = "import numba; assert numba.njit(lambda v: v + 1)(1) == 2"
+
+
+def run_for_cpu(name, argv, parser):
     """The bench in a child process whose kernels Numba compiles for the CPU
-    ``name``.  ``NUMBA_CPU_FEATURES`` must be set and empty: unset, Numba adds
-    the host's features (AVX-512 on such a host) to any CPU name."""
+    ``name``, once a first child has compiled a small function for it (else
+    ``parser``'s error with LLVM's words).  ``NUMBA_CPU_FEATURES`` must be
+    set and empty: unset, Numba adds the host's features (AVX-512 on such a
+    host) to any CPU name."""
     import subprocess
 
     env = dict(os.environ, NUMBA_CPU_NAME=name, NUMBA_CPU_FEATURES="")
+    probe = subprocess.run([sys.executable, "-c", CPU_PROBE], env=env, capture_output=True, text=True)
+    if probe.returncode != 0:
+        said = "; ".join(
+            dict.fromkeys(line.strip() for line in probe.stderr.splitlines() if "LLVM" in line or "processor" in line)
+        )
+        parser.error(
+            f"--cpu: Numba cannot compile for the CPU {name!r} ({said or f'exit status {probe.returncode}'}); "
+            "LLVM names x86-64 CPUs such as haswell (AVX2), skylake-avx512, znver3, znver4"
+        )
     args = list(argv) if argv is not None else sys.argv[1:]
     return subprocess.run([sys.executable, "-m", "numbacast", "bench", *args], env=env).returncode
 
@@ -640,7 +656,7 @@ def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
     if args.cpu and (config.CPU_NAME != args.cpu or config.CPU_FEATURES != ""):
-        return run_for_cpu(args.cpu, argv)
+        return run_for_cpu(args.cpu, argv, p)
     size = args.size or (QUICK_SIZE if args.quick else DEFAULT_SIZE)
     repeat = (QUICK_REPEAT if args.quick else DEFAULT_REPEAT) if args.repeat is None else args.repeat
     if repeat < 1:
