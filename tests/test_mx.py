@@ -249,8 +249,10 @@ def test_any_axis_block_size_and_partial_blocks():
     )
     empty = mx.quantize(np.zeros((3, 0), F32), "mxfp4_e2m1")
     assert empty.elements.shape == (3, 0) and empty.scales.shape == (3, 0)
-    for name in ("mxfp8_e4m3", "nvfp4"):  # a block longer than the line (once allocated at its length)
-        whole, longer = mx.quantize(x, name, block_size=9), mx.quantize(x, name, block_size=10**12)
+    for name, size in (("mxfp8_e4m3", 10**12), ("nvfp4", 10**12), ("mxfp8_e4m3", 2**63 - 1)):
+        # a block longer than the line: its scratch was allocated at its length (10**12), and
+        # n + size - 1 overflowed near 2**63 (no blocks: the output left unwritten)
+        whole, longer = mx.quantize(x, name, block_size=9), mx.quantize(x, name, block_size=size)
         assert longer.scales.shape == (5, 7, 1) and np.array_equal(codes(longer.scales), codes(whole.scales))
         assert np.array_equal(codes(longer.elements), codes(whole.elements))
         assert np.array_equal(mx.dequantize(longer), mx.dequantize(whole))
@@ -403,6 +405,11 @@ def test_quantize_and_dequantize_in_njit_code_give_the_python_bits():
 
     rows = q._replace(elements=q.elements[::2], scales=q.scales[::2])  # strided: copied to C order first
     assert np.array_equal(njit(lambda q: mx.dequantize(q))(rows), mx.dequantize(rows))
+    longest = roundtrip(x, 2**63 - 1)  # one block a line; n + size - 1 overflowed: no blocks, nothing written
+    whole = mx.quantize(x, "mxfp4_e2m1", block_size=70, scale_rule="rceil")
+    assert np.array_equal(codes(longest[0].elements), codes(whole.elements))
+    assert np.array_equal(codes(longest[0].scales), codes(whole.scales))
+    assert np.array_equal(longest[1], mx.dequantize(whole))
 
     @njit
     def along_first(x):
@@ -463,7 +470,7 @@ def test_stochastic_rounding_and_a_given_tensor_scale_in_njit_code_give_the_pyth
     assert not np.array_equal(codes(stochastic(x, 6).elements), codes(stochastic(x, 5).elements))
     with pytest.raises(ValueError, match="seed must be in"):
         stochastic(x, -1)
-    with pytest.raises(ValueError, match="tensor_scale must be a positive finite float32"):
+    with pytest.raises(ValueError, match=r"tensor_scale must be a positive finite float32, not -1\.0$"):
         scaled(x, -1.0)
 
     @njit
@@ -529,3 +536,46 @@ def test_the_worked_example_of_the_docs_prints_the_figures_of_its_table():
     exec(code, {"np": np, "numbacast": numbacast, "print": lambda *values: printed.append(values)})
     assert len(table) == len(mx.FORMATS) == len(printed)
     assert [(fmt, f"{rms:.4f}", f"{largest:.2e}") for fmt, rms, largest in printed] == table
+
+
+def test_run_time_errors_in_njit_code_name_their_values_as_the_python_calls_do():
+    """A block size, a tensor scale, a scales array or an axis that @njit
+    code meets at run time is the ValueError of the Python call, naming the
+    value (dequantize checks the tensor scale as the Python call does).
+    Rule: docs/rules.md#rule-errors"""
+    from numba import njit
+
+    x = sample((4, 64), 16)
+    q, qn = mx.quantize(x, "mxfp8_e4m3"), mx.quantize(x, "nvfp4")
+    quantize_by = njit(lambda x, size: mx.quantize(x, "mxfp8_e4m3", block_size=size))
+    dequantize = njit(lambda q: mx.dequantize(q))
+    cases = [
+        (lambda: quantize_by(x, -3), r"^block_size must be a positive integer below 2\*\*63, not -3$"),
+        (lambda: dequantize(q._replace(block_size=0)), r"^block_size must be a positive integer below 2\*\*63, not 0$"),
+        (
+            lambda: dequantize(q._replace(block_size=16)),
+            r"^scales of shape \(4, 2\) do not fit elements of shape \(4, 64\) cut along axis 1 into blocks of 16: "
+            r"expected \(4, 4\)$",
+        ),
+        (
+            lambda: dequantize(q._replace(axis=0)),
+            r"^numbacast.mx.dequantize in @njit code takes blocks along the last axis \(1\), not axis 0$",
+        ),
+        (
+            lambda: dequantize(qn._replace(tensor_scale=F32(-2))),
+            r"^tensor_scale must be a positive finite float32, not -2\.0$",
+        ),
+        (
+            lambda: dequantize(q._replace(tensor_scale=F32(2))),
+            r"^tensor_scale is for nvfp4, not for mxfp8_e4m3: its tensor scale is 1\.0, not 2\.0$",
+        ),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    for python_call, message in [
+        (lambda: mx.dequantize(q._replace(block_size=16)), cases[2][1]),
+        (lambda: mx.dequantize(q._replace(tensor_scale=2.0)), cases[5][1]),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            python_call()

@@ -472,12 +472,20 @@ TASK_ELEMENTS = 4096
 
 
 @helper_jitable
+def block_count(n, block_size):
+    """The blocks of a line of ``n`` elements, ``ceil(n / block_size)``, in
+    Python and ``@njit`` code: by a floor division of ``-n``, as
+    ``n + block_size - 1`` overflows int64 for a block size near 2**63 (and
+    gave no blocks, the output left unwritten)."""
+    return -(-n // block_size)
+
+
+@helper_jitable
 def _tasks(rows, n, block_size):
     """``(blocks per task, tasks per row)`` of lines of ``n`` elements
     (Python as well as ``@njit`` code: it sizes NVFP4's array of maxima)."""
     group = max(1, TASK_ELEMENTS // block_size)
-    nb = (n + block_size - 1) // block_size
-    return group, (nb + group - 1) // group
+    return group, (block_count(n, block_size) + group - 1) // group
 
 
 @helper_njit
@@ -493,7 +501,7 @@ def _task_span(t, per_row, group, n, block_size):
     """``(row, first block, end block, first element, end element)`` of task ``t``."""
     row, k = divmod(np.int64(t), per_row)
     b0 = k * group
-    b1 = smaller(b0 + group, (n + block_size - 1) // block_size)
+    b1 = smaller(b0 + group, block_count(n, block_size))
     return row, b0, b1, b0 * block_size, smaller(b1 * block_size, n)
 
 
@@ -1069,7 +1077,7 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
     rows, n = src.shape
     elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
-    scales = np.empty((rows, -(-n // block_size)), np.uint8)
+    scales = np.empty((rows, block_count(n, block_size)), np.uint8)
     params = quantize_parameters(fmt, block_size, rule, tensor_scale)
     plan = quantize_plan(block_size, n)
     args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, np.uint64(key))

@@ -31,9 +31,17 @@ from ..engine.checks import check_rounding, check_saturate
 from ..engine.scratch import new_array
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
-from ..mx import Quantized, dequantize, quantize
+from ..mx import (
+    _BLOCK_SIZE_RANGE,
+    _MX_TENSOR_SCALE,
+    _SCALES_MISFIT,
+    _TENSOR_SCALE_RANGE,
+    Quantized,
+    dequantize,
+    quantize,
+)
 from .flat_arrays import reshaped_view
-from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options
+from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options, _WordedError
 from .numba_types import as_dtype
 
 #: The dtype the kernels read and write the scale codes as (a constant of the compiled code:
@@ -64,12 +72,18 @@ def _nvfp4_tensor_part():
 
 
 @helper_jitable
-def _given_tensor_part(src, block_size, tensor_scale):
-    """NVFP4 with the caller's tensor scale, checked."""
+def _nvfp4_tensor_scale_check(tensor_scale, name):
+    """NVFP4's tensor scale: positive and finite, as the Python call checks it."""
     scale = np.float32(tensor_scale)
     if not (scale > 0 and scale < np.inf):
-        raise ValueError("tensor_scale must be a positive finite float32")
-    return scale
+        raise _WordedError(_TENSOR_SCALE_RANGE, tensor_scale)
+
+
+@helper_jitable
+def _given_tensor_part(src, block_size, tensor_scale):
+    """NVFP4 with the caller's tensor scale, checked."""
+    _nvfp4_tensor_scale_check(tensor_scale, "nvfp4")
+    return np.float32(tensor_scale)
 
 
 @helper_jitable
@@ -134,6 +148,7 @@ def _overload_quantize(
     tensor_part = _tensor_part(block_format_, tensor_scale)
     key_of = _key if mode == "stochastic" else _no_key
     with_run_time_parameters, quantize_any = blocks.with_run_time_parameters, blocks.quantize_any
+    block_count = blocks.block_count
 
     def impl(
         x,
@@ -149,11 +164,11 @@ def _overload_quantize(
     ):
         size = default_size if block_size is None else block_size
         if size <= 0:
-            raise ValueError("block_size must be a positive integer")
+            raise _WordedError(_BLOCK_SIZE_RANGE, size)
         n = x.shape[last]
         rows = x.size // n if n > 0 else 0
         src = reshaped_view(x if contiguous else np.ascontiguousarray(x), (rows, n), source_dtype)
-        nb = (n + size - 1) // size
+        nb = block_count(n, size)
         scale = tensor_part(src, size, tensor_scale)
         elements = new_array(x.shape, element_dtype)
         scales = new_array(x.shape[:last] + (nb,), scale_dtype)
@@ -171,6 +186,17 @@ def _overload_quantize(
         return Quantized(elements, scales, last, size, name, scale)
 
     return impl
+
+
+#: What a Quantized along another axis than the last meets in @njit code.
+_LAST_AXIS_ONLY = "numbacast.mx.dequantize in @njit code takes blocks along the last axis ({}), not axis {}"
+
+
+@helper_jitable
+def _mx_tensor_scale_check(tensor_scale, name):
+    """An MX format's tensor scale: 1.0, as the Python call checks it."""
+    if tensor_scale != 1:
+        raise _WordedError(_MX_TENSOR_SCALE, name, tensor_scale)
 
 
 #: The format of each (element dtype, scale dtype) in @njit code.
@@ -198,16 +224,24 @@ def _overload_dequantize(q, to="float32"):
     out_dtype = target.storage
     last = elements.ndim - 1
     elements_contiguous, scales_contiguous = elements.layout == "C", scales.layout == "C"  # (pruned branches)
-    dequantize_any = blocks.dequantize_any
+    dequantize_any, block_count = blocks.dequantize_any, blocks.block_count
+    if scales.ndim != elements.ndim:
+        raise errors.NumbaValueError(f"scales of {scales.ndim} dimensions do not fit elements of {elements.ndim}")
+    check_tensor_scale = _nvfp4_tensor_scale_check if fmt.tensor_scale else _mx_tensor_scale_check
+    name = fmt.name
 
     def impl(q, to="float32"):
         if q.axis != last:
-            raise ValueError("numbacast.mx.dequantize in @njit code takes blocks along the last axis")
+            raise _WordedError(_LAST_AXIS_ONLY, last, q.axis)
+        if q.block_size <= 0:
+            raise _WordedError(_BLOCK_SIZE_RANGE, q.block_size)
         n = q.elements.shape[last]
         rows = q.elements.size // n if n > 0 else 0
         nb = q.scales.shape[last]
-        if q.block_size <= 0 or nb != (n + q.block_size - 1) // q.block_size or q.scales.size != rows * nb:
-            raise ValueError("the scales do not fit the elements cut into blocks of block_size")
+        expected = q.elements.shape[:last] + (block_count(n, q.block_size),)
+        if q.scales.shape != expected:
+            raise _WordedError(_SCALES_MISFIT, q.scales.shape, q.elements.shape, last, q.block_size, expected)
+        check_tensor_scale(q.tensor_scale, name)
         out = new_array(q.elements.shape, out_dtype)
         dequantize_any(
             reshaped_view(
