@@ -205,8 +205,10 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     (nearest-even, a directed mode, stochastic rounding with all random bits and
     with 8, into ONNX and user-defined formats, and FLOAT16, not hinted).
     So are MX quantisation's whole blocks of 32 (to nearest and stochastic,
-    not a directed mode's), and blocks of 16 in 16 lanes: NVFP4's elements
-    are narrowed by packs, without the byte shuffles of LLVM's 8 lanes."""
+    not a directed mode's, which LLVM narrows by packs of its own now that
+    the codes' width is known to it), and blocks of 16 in 16 lanes: NVFP4's
+    elements are narrowed by packs, without the byte shuffles of LLVM's 8
+    lanes."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
     done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
     assert done.stderr == ""
@@ -216,10 +218,39 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     for kernel, count in packs.items():
         if "float16" not in kernel and "toward_zero" not in kernel:
             assert count > 0, kernel
-    # the whole blocks' loop packs where it is hinted, not in a directed mode (one pack elsewhere);
     # blocks of 16 are in vector lanes (hinted with 32, they were not), NVFP4's narrowed without shuffles
-    assert packs["mxfp8_e4m3 {}"] > packs["mxfp8_e4m3 {'rounding': 'toward_zero'}"]
-    assert shuffles == 0
+    assert packs["mxfp8_e4m3 {'rounding': 'toward_zero'}"] > 0 and shuffles == 0
+
+
+MASK_PROBE = textwrap.dedent("""
+    import json, re
+    import numpy as np
+    import numbacast
+    from numbacast.engine import bits, kernels
+
+    x = np.linspace(-300, 300, kernels.PARALLEL_MIN, dtype=np.float32)
+    for target, rounding in [("float8e4m3fn", "nearest_even"), ("float4e2m1", "nearest_even"),
+                             ("float6e2m3", "toward_negative"), ("float8e5m2", "toward_zero")]:
+        numbacast.cast(x, target, rounding=rounding)
+    masks = {str(s): len(re.findall(r"\\.(long|short|byte)\\s+(255|0xff)\\b", kernels.parallel_kernel.inspect_asm(s)))
+             for s in kernels.parallel_kernel.signatures}
+    print(json.dumps([bits.narrows_to_bytes_by_packs(), masks]))
+""")
+
+
+@pytest.mark.parametrize("cpu, packs", [("haswell", True), ("skylake-avx512", False)])
+def test_saturating_codes_are_cut_after_rounding_where_bytes_are_narrowed_by_packs(tmp_path, cpu, packs):
+    """Where the CPU narrows int32 to bytes by saturating packs (AVX2), the
+    saturating float8, float6 and float4 encoders cut the rounded magnitude
+    at the overflow's code instead of clamping the bits before the rounding,
+    and LLVM, knowing the codes fit a byte, needs no byte mask (a constant 255)
+    before the packs; with AVX-512 (a truncating narrowing) they clamp first."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
+    done = subprocess.run([sys.executable, "-c", MASK_PROBE], env=env, capture_output=True, text=True, check=True)
+    by_packs, masks = json.loads(done.stdout)
+    assert by_packs is packs and len(masks) == 4
+    if packs:
+        assert not any(masks.values()), masks
 
 
 def test_the_element_loops_of_float_into_one_byte_codes_ask_for_32_lanes():

@@ -274,23 +274,41 @@ def _half_as_float(builder, code, width):
     return builder.fpext(builder.bitcast(bits16, ir.HalfType()), ir.FloatType())
 
 
-@functools.cache
-def converts_half_in_hardware():
-    """Whether the CPU Numba compiles for (``NUMBA_CPU_NAME`` and
-    ``NUMBA_CPU_FEATURES``, else the host) converts float32 to FLOAT16 by an
-    instruction (F16C, AVX-512 FP16): LLVM compiles a probe for it and is
-    asked whether it calls a runtime function instead."""
+def _probe_assembly(function_ir):
+    """The assembly LLVM makes of the function ``function_ir`` (LLVM IR text)
+    for the CPU Numba compiles for (``NUMBA_CPU_NAME`` and
+    ``NUMBA_CPU_FEATURES``, else the host)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     name = config.CPU_NAME or llvm.get_host_cpu_name()
     features = config.CPU_FEATURES if config.CPU_FEATURES is not None else llvm.get_host_cpu_features().flatten()
     machine = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(cpu=name, features=features)
-    probe = llvm.parse_assembly(
+    return machine.emit_assembly(llvm.parse_assembly(function_ir))
+
+
+@functools.cache
+def converts_half_in_hardware():
+    """Whether the CPU Numba compiles for converts float32 to FLOAT16 by an
+    instruction (F16C, AVX-512 FP16): LLVM compiles a probe for it and is
+    asked whether it calls a runtime function instead."""
+    assembly = _probe_assembly(
         "define i16 @probe(float %x) {\n  %h = fptrunc float %x to half\n"
         "  %b = bitcast half %h to i16\n  ret i16 %b\n}\n"
     )
-    assembly = machine.emit_assembly(probe)
     return not any(word in assembly for word in _HALF_RUNTIME_CALLS)
+
+
+@functools.cache
+def narrows_to_bytes_by_packs():
+    """Whether the CPU Numba compiles for narrows a vector of int32 to bytes
+    by saturating packs (AVX2: ``vpackusdw``, ``vpackuswb``), which need the
+    values known to fit a byte or masked first, rather than by a truncating
+    instruction (AVX-512's ``vpmovdb``): LLVM compiles a probe and is asked
+    whether it packs."""
+    assembly = _probe_assembly(
+        "define <16 x i8> @probe(<16 x i32> %x) {\n  %t = trunc <16 x i32> %x to <16 x i8>\n  ret <16 x i8> %t\n}\n"
+    )
+    return "packus" in assembly
 
 
 #: What the probe's assembly holds where the conversion is a runtime function (the
