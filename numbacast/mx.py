@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .api import cast, runtime
-from .formats.blocks import BLOCK_FORMATS, MXINT8_EXPONENT, block_format
+from .formats.blocks import BLOCK_FORMATS, MXINT8_EXPONENT, block_format, scales_shape
 from .formats.registry import BFLOAT16, DOUBLE, FLOAT, FLOAT16, resolve
 
 __all__ = [
@@ -252,7 +252,7 @@ def _check_quantized(q):
             f"{fmt.name} holds elements of dtype {element_dtype} and scales of dtype {fmt.scale.storage}, "
             f"not {elements.dtype} and {scales.dtype}"
         )
-    expected = elements.shape[:axis] + (-(-elements.shape[axis] // block_size),) + elements.shape[axis + 1 :]
+    expected = scales_shape(elements.shape, axis, block_size)
     if scales.shape != expected:
         raise ValueError(_SCALES_MISFIT.format(scales.shape, elements.shape, axis, block_size, expected))
     return fmt, elements, scales, axis, block_size, _checked_tensor_scale(q.tensor_scale, fmt)
@@ -345,7 +345,7 @@ def from_packed(
         values = unpack(elements, block.element, dims)
     else:
         values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
-    scale_shape = dims[:axis] + (-(-dims[axis] // block_size),) + dims[axis + 1 :]
+    scale_shape = scales_shape(dims, axis, block_size)
     scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
     return Quantized(values, scale_values, axis, block_size, block.name, scale)
 

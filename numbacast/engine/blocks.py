@@ -45,7 +45,7 @@ from numba import prange, types
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
-from ..formats.blocks import MXINT8_EXPONENT, BlockFormat
+from ..formats.blocks import MXINT8_EXPONENT, BlockFormat, block_count
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
 from .bits import choose, float32_from_bits, float64_from_bits, float_bits, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
@@ -471,13 +471,8 @@ ENCODE_RUN = 256
 TASK_ELEMENTS = 4096
 
 
-@helper_jitable
-def block_count(n, block_size):
-    """The blocks of a line of ``n`` elements, ``ceil(n / block_size)``, in
-    Python and ``@njit`` code: by a floor division of ``-n``, as
-    ``n + block_size - 1`` overflows int64 for a block size near 2**63 (and
-    gave no blocks, the output left unwritten)."""
-    return -(-n // block_size)
+#: :func:`~numbacast.formats.blocks.block_count` in ``@njit`` code too.
+block_count = helper_jitable(block_count)
 
 
 @helper_jitable
@@ -485,7 +480,7 @@ def _tasks(rows, n, block_size):
     """``(blocks per task, tasks per row)`` of lines of ``n`` elements
     (Python as well as ``@njit`` code: it sizes NVFP4's array of maxima)."""
     group = max(1, TASK_ELEMENTS // block_size)
-    return group, (block_count(n, block_size) + group - 1) // group
+    return group, block_count(block_count(n, block_size), group)
 
 
 @helper_njit

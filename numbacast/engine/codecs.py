@@ -98,7 +98,7 @@ def signed_codes(source, target, over, inf, nan):
     in every mode, as rounding is monotone and that value exact.  Cut after,
     the code is known to LLVM to fit its width, which saves the mask before
     the packs that narrow codes to bytes where the CPU narrows by packs
-    (:func:`~numbacast.engine.bits.narrows_to_bytes_by_packs`, AVX2: FLOAT ->
+    (:func:`cuts_rounded_code`, AVX2: FLOAT ->
     FLOAT4E2M1 93 -> 83 instructions per 32 elements, toward_negative 94 ->
     89, 0.91-0.96x the time on data in cache); with AVX-512's truncating
     narrowing there is no mask to save, and the clamp before the rounding
@@ -206,6 +206,14 @@ def signed_codes(source, target, over, inf, nan):
 
 
 @functools.cache
+def cuts_rounded_code(clamp, draws_against_bits=False):
+    """Whether an encoder that clamps (:func:`signed_codes`) cuts the rounded
+    magnitude at the overflow's code rather than clamping the bits before
+    the rounding: where the CPU narrows codes to bytes by packs, unless the
+    rounding draws random numbers against the bits (stochastic)."""
+    return clamp and not draws_against_bits and narrows_to_bytes_by_packs()
+
+
 def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     """``encode(value) -> code``: a ``source`` float (a FLOAT32 or FLOAT64
     value) rounded once to the signed float format ``target``; with
@@ -246,7 +254,7 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     magic_bits = uint(magic.view(uint))
     over, infinity = overflow_codes(target, saturate, inf_to_nan)
     clamp, clamp_bits, signed_code = signed_codes(source, target, over, infinity, nan_codes(target))
-    cut_after = clamp and narrows_to_bytes_by_packs()  # see signed_codes
+    cut_after = cuts_rounded_code(clamp)
     clamp_code = uint(over[0])
     one = uint(1)
 

@@ -33,9 +33,9 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ..formats import description as formats
-from .bits import choose, float_bits, larger, leading_zeros, multiply_add, narrows_to_bytes_by_packs, smaller
+from .bits import choose, float_bits, larger, leading_zeros, multiply_add, smaller
 from .cache import helper_njit
-from .codecs import signed_codes, source_arithmetic
+from .codecs import cuts_rounded_code, signed_codes, source_arithmetic
 
 _jit = helper_njit
 
@@ -524,8 +524,7 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         clamp, clamp_bits, signed_code = signed_codes(source, target, over, (inf_pos, inf_neg), (nan_pos, nan_neg))
     else:
         clamp, clamp_bits, signed_code = False, uint(0), None
-    # Clamped: the bits before the rounding, or the rounded magnitude after it (see signed_codes)
-    clamp_bits_first = clamp and (random or not narrows_to_bytes_by_packs())
+    cut_after = cuts_rounded_code(clamp, random)
     clamp_code = uint(over[0]) if clamp else uint(0)
     normal_min_value = normal_min.view(real)
     half_normal_min = real(normal_min_value / 2)
@@ -675,11 +674,11 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
         negative = (x >> sign_shift) != zero
         a = uint(x & magnitude_mask)
         nan = from_bits(a) != from_bits(a)  # float comparisons: one instruction each
-        if clamp_bits_first:
+        if clamp and not cut_after:
             a = smaller(a, clamp_bits)
         subnormal = from_bits(a) < normal_min_value
         magnitude = rounded_magnitude(x, a, subnormal, negative, r)
-        if clamp and not clamp_bits_first:
+        if cut_after:
             magnitude = smaller(magnitude, clamp_code)
         if signed:
             code = signed_code(x, a, magnitude, nan)

@@ -91,6 +91,21 @@ NVFP4 = _mx_float("nvfp4", FLOAT4E2M1, block_size=16, scale=FLOAT8E4M3FN, tensor
 BLOCK_FORMATS = {fmt.name: fmt for fmt in (MXFP8_E4M3, MXFP8_E5M2, MXFP6_E2M3, MXFP6_E3M2, MXFP4_E2M1, MXINT8, NVFP4)}
 
 
+def block_count(n, block_size):
+    """The blocks of a line of ``n`` elements, ``ceil(n / block_size)``, the
+    last maybe shorter (one for a block longer than the line): by a floor
+    division of ``-n``, as ``n + block_size - 1`` overflows int64 for a block
+    size near 2**63 in compiled code (the engine compiles this function too)."""
+    return -(-n // block_size)
+
+
+def scales_shape(shape, axis, block_size):
+    """The shape of the scales of a tensor of ``shape`` cut along ``axis``
+    into blocks of ``block_size``: ``shape`` with ``axis`` cut to its
+    :func:`block_count`."""
+    return tuple(block_count(d, block_size) if i == axis else d for i, d in enumerate(shape))
+
+
 def block_format(fmt: str | BlockFormat) -> BlockFormat:
     """The :class:`BlockFormat` named ``fmt`` (any case); ValueError naming
     the accepted names for anything else."""

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from ..api import cast as numbacast_cast
 from ..engine.checks import check_saturate, refuse_masked
+from ..formats.blocks import scales_shape
 from ..formats.registry import resolve
 from . import versions
 from .operators import type_name
@@ -142,7 +143,7 @@ def expand(value, shape, axis, block_size, spec, role):
         )
     if not 0 <= axis < len(shape):
         raise ValueError(f"axis {axis} is out of range for an input of {len(shape)} dimensions")
-    expected = tuple(-(-d // block_size) if i == axis else d for i, d in enumerate(shape))
+    expected = scales_shape(shape, axis, block_size)
     if value.shape != expected:
         raise ValueError(
             f"blocked quantisation of an input of shape {shape} along axis {axis} in blocks of {block_size} "
