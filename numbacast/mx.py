@@ -231,7 +231,7 @@ def _check_tensor_scale(given):
     if type(given) is not np.float32:  # (the type quantize gives: no more to check)
         kind = np.asarray(given).dtype.kind if np.ndim(given) == 0 and not isinstance(given, str) else None
         if kind not in ("f", "i", "u"):  # a real number, not a bool, a text or an array
-            raise TypeError(f"tensor_scale must be a positive finite float32, not {given!r}")
+            raise TypeError(_TENSOR_SCALE_RANGE.format(given))
     with np.errstate(over="ignore"):  # beyond float32: inf, refused below
         value = np.float32(given)
     if not (math.isfinite(value) and value > 0):

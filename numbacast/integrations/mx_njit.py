@@ -100,7 +100,7 @@ def _tensor_part(block_format_, tensor_scale):
     if not block_format_.tensor_scale:
         raise errors.NumbaValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
     if not isinstance(tensor_scale, (types.Float, types.Integer)):
-        raise errors.NumbaTypeError(f"tensor_scale must be a positive finite float32, not {tensor_scale}")
+        raise errors.NumbaTypeError(_TENSOR_SCALE_RANGE.format(tensor_scale))
     return _given_tensor_part
 
 
