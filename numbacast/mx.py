@@ -112,14 +112,16 @@ def _float_input(x):
     array = np.asarray(x)
     if not array.dtype.isnative:  # either byte order, as numbacast.cast takes
         array = array.astype(array.dtype.newbyteorder("="))
-    if array.dtype in (np.float32, np.float64):
-        return array
-    if array.dtype in (FLOAT16.storage, BFLOAT16.storage):
-        return array.astype(np.float32)
-    raise TypeError(
-        f"quantize() takes an array of float64, float32, float16 or bfloat16, not {array.dtype}; "
-        "cast it first (numbacast.cast(x, 'float'))"
-    )
+    _check_float_dtype(array.dtype)
+    return array if array.dtype in (np.float32, np.float64) else array.astype(np.float32)
+
+
+def _check_float_dtype(dtype):
+    if np.dtype(dtype).newbyteorder("=") not in (np.float32, np.float64, FLOAT16.storage, BFLOAT16.storage):
+        raise TypeError(
+            f"quantize() takes an array of float64, float32, float16 or bfloat16, not {dtype}; "
+            "cast it first (numbacast.cast(x, 'float'))"
+        )
 
 
 @functools.cache
@@ -164,7 +166,10 @@ def quantize(
     Parameters
     ----------
     x : array_like
-        float64, float32, float16 or bfloat16, at least one dimension; not modified.
+        float64, float32, float16 or bfloat16, at least one dimension; not
+        modified.  A Dask array gives a :class:`Quantized` of lazy Dask
+        arrays, each chunk quantised by this function once cut at block
+        boundaries (docs/dask-and-threads.md#block-formats).
     fmt : str
         One of :data:`FORMATS`.
     axis : int
@@ -197,26 +202,30 @@ def quantize(
     Quantized
     """
     block = block_format(fmt)
-    array = _float_input(x)
+    run = runtime()
+    lazy = run.checks.is_dask_array(x)
+    array: Any = x if lazy else _float_input(x)
+    if lazy:
+        _check_float_dtype(array.dtype)
     axis = _check_axis(axis, array.ndim)
     block_size = _check_block_size(block_size, block)
     scale_rule = _check_scale_rule(scale_rule, block)
-    run = runtime()
     rounding, _ = run.checks.check_rounding(rounding, None, block.grid)
     seed, stochastic_bits = run.checks.check_stochastic(rounding, seed, stochastic_bits, None)
     saturate = run.checks.check_saturate(saturate)
+    if tensor_scale is not None and not block.tensor_scale:
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+    scale = np.float32(1.0) if tensor_scale is None else _check_tensor_scale(tensor_scale)
+    if lazy:
+        given = None if tensor_scale is None else scale
+        return _quantize_lazily(array, block, axis, block_size, scale_rule, rounding, saturate, given)
     kernels = _runtime_blocks()
     key = 0
     if rounding == "stochastic":
         key = run.seed_key(secrets.randbits(64) if seed is None else seed)
     src = _moved(array, axis)
-    scale = np.float32(1.0)
     if block.tensor_scale and tensor_scale is None:  # one pass for the tensor's largest magnitude
-        scale = kernels.tensor_scale_of(src, block_size)
-    elif block.tensor_scale:
-        scale = _check_tensor_scale(tensor_scale)
-    elif tensor_scale is not None:
-        raise ValueError(f"tensor_scale is for nvfp4, not for {block.name}")
+        scale = kernels.scale_of_tensor_amax(kernels.tensor_amax_of(src, block_size))
     conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
     codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
     scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
@@ -225,6 +234,49 @@ def quantize(
         elements = elements.view(block.element.storage)
     scales = _restored(scale_codes, scales_shape, axis).view(block.scale.storage)
     return Quantized(elements, scales, axis, block_size, block.name, scale)
+
+
+def _quantize_lazily(x, block, axis, block_size, scale_rule, rounding, saturate, tensor_scale):
+    """:func:`quantize` of the Dask array ``x`` (its arguments checked): a
+    :class:`Quantized` of lazy Dask arrays, each chunk quantised by
+    :func:`quantize` once cut at block boundaries along ``axis``.  NVFP4
+    without ``tensor_scale`` takes its tensor scale from the largest
+    magnitude of ``x``, computed now (one read of ``x``)."""
+    if rounding == "stochastic":
+        raise ValueError(
+            "rounding='stochastic' takes a NumPy array, not a Dask array: each element's random number is "
+            "numbered by its place in the whole array; compute the array first, or round a Dask array by "
+            "one of " + ", ".join(r for r in runtime().checks.ROUNDINGS if r != "stochastic")
+        )
+    run = runtime()
+    if block.tensor_scale and tensor_scale is None:  # the tensor's largest magnitude, now
+        largest = functools.partial(_largest_magnitude, axis=axis, block_size=block_size)
+        tensor_scale = _runtime_blocks().scale_of_tensor_amax(run.largest_lazily(x, largest))
+    quantize_chunk = functools.partial(
+        _quantize_chunk,
+        fmt=block.name,
+        axis=axis,
+        block_size=block_size,
+        scale_rule=scale_rule,
+        rounding=rounding,
+        saturate=saturate,
+        tensor_scale=tensor_scale,
+    )
+    elements, scales = run.quantize_lazily(
+        x, quantize_chunk, axis, block_size, _element_dtype(block), block.scale.storage
+    )
+    return Quantized(elements, scales, axis, block_size, block.name, np.float32(tensor_scale or 1.0))
+
+
+def _quantize_chunk(chunk, **options):
+    """``(elements, scales)`` of one chunk of a lazy quantisation."""
+    q = quantize(chunk, **options)
+    return q.elements, q.scales
+
+
+def _largest_magnitude(chunk, axis, block_size):
+    """The largest magnitude of one chunk of a lazy NVFP4 quantisation (NaN when one is NaN)."""
+    return _runtime_blocks().tensor_amax_of(_moved(_float_input(chunk), axis), block_size)
 
 
 def _check_tensor_scale(given):
@@ -240,22 +292,31 @@ def _check_tensor_scale(given):
 
 
 def _check_quantized(q):
+    """``(fmt, elements, scales, axis, block_size, tensor_scale)`` of ``q``,
+    checked; its arrays as NumPy arrays, or as they are where one is a Dask
+    array (then ``lazy``, the last of the tuple, is True)."""
     if not isinstance(q, Quantized):
         raise TypeError(f"expected a numbacast.mx.Quantized (from numbacast.mx.quantize), not {type(q).__name__}")
     fmt = block_format(q.format)
-    elements, scales = np.asarray(q.elements), np.asarray(q.scales)
+    lazy = runtime().checks.is_dask_array(q.elements) or runtime().checks.is_dask_array(q.scales)
+    elements, scales = (q.elements, q.scales) if lazy else (np.asarray(q.elements), np.asarray(q.scales))
     axis = _check_axis(q.axis, elements.ndim)
     block_size = _check_block_size(q.block_size, fmt)
-    element_dtype = np.dtype(np.int8) if fmt.integer_elements else fmt.element.storage
+    element_dtype = _element_dtype(fmt)
     if elements.dtype != element_dtype or scales.dtype != fmt.scale.storage:
         raise TypeError(
             f"{fmt.name} holds elements of dtype {element_dtype} and scales of dtype {fmt.scale.storage}, "
             f"not {elements.dtype} and {scales.dtype}"
         )
+    if lazy and (math.isnan(elements.shape[axis]) or math.isnan(scales.shape[axis])):
+        raise ValueError(
+            f"elements of shape {elements.shape} and scales of shape {scales.shape}: a Dask array cut into "
+            f"blocks along axis {axis} needs its size there; call compute_chunk_sizes() first"
+        )
     expected = scales_shape(elements.shape, axis, block_size)
-    if scales.shape != expected:
+    if not all(a == b or math.isnan(a) and math.isnan(b) for a, b in zip(scales.shape, expected, strict=True)):
         raise ValueError(_SCALES_MISFIT.format(scales.shape, elements.shape, axis, block_size, expected))
-    return fmt, elements, scales, axis, block_size, _checked_tensor_scale(q.tensor_scale, fmt)
+    return fmt, elements, scales, axis, block_size, _checked_tensor_scale(q.tensor_scale, fmt), lazy
 
 
 def _checked_tensor_scale(given, fmt):
@@ -274,16 +335,27 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
     computed exactly, then rounded once to ``to``
     (``"float32"``, ``"float64"``, ``"float16"`` or ``"bfloat16"``, ties to
     even, overflowing to infinity).  A NaN scale gives NaN for its whole
-    block (docs/rules.md#rule-mx-dequantize)."""
-    fmt, elements, scales, axis, block_size, tensor_scale = _check_quantized(q)
+    block (docs/rules.md#rule-mx-dequantize).  Lazy (a Dask array) where
+    ``q`` holds Dask arrays."""
+    fmt, elements, scales, axis, block_size, tensor_scale, lazy = _check_quantized(q)
     target = resolve(to)
     if target not in _DEQUANTIZED_TYPES:
         raise ValueError(f"dequantize() gives {', '.join(t.name for t in _DEQUANTIZED_TYPES)}, not {to!r}")
+    if lazy:
+        chunk = functools.partial(
+            _dequantize_chunk, fmt=fmt.name, axis=axis, block_size=block_size, tensor_scale=tensor_scale, to=to
+        )
+        return runtime().dequantize_lazily(elements, scales, chunk, axis, block_size, target.storage)
     blocks = _runtime_blocks()
     codes = _moved(elements.view(np.int8 if fmt.integer_elements else np.uint8), axis)
     scale_codes = _moved(scales.view(np.uint8), axis)
     values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, tensor_scale)
     return _restored(values, elements.shape, axis)
+
+
+def _dequantize_chunk(elements, scales, fmt, axis, block_size, tensor_scale, to):
+    """The values of one chunk of a lazy dequantisation."""
+    return dequantize(Quantized(elements, scales, axis, block_size, fmt, tensor_scale), to)
 
 
 def _element_dtype(fmt):
@@ -297,7 +369,12 @@ def to_packed(q: Quantized) -> tuple[np.ndarray, np.ndarray]:
     types one per byte), the scales one byte each.  The tensor scale of
     NVFP4, the shape, axis and block size travel beside them
     (docs/rules.md#rule-mx-wire-layout)."""
-    fmt, elements, scales, _, _, _ = _check_quantized(q)
+    fmt, elements, scales, _, _, _, lazy = _check_quantized(q)
+    if lazy:
+        raise TypeError(
+            "to_packed() gives the wire bytes of a whole tensor, and these elements or scales are Dask arrays: "
+            "compute them first, e.g. q._replace(elements=q.elements.compute(), scales=q.scales.compute())"
+        )
     if fmt.element_bits < 8:
         packed = runtime().pack(elements)
     else:
@@ -363,7 +440,7 @@ def to_dequantize_linear(q: Quantized) -> tuple[dict, dict]:
     scales are FLOAT8E8M0; MXINT8's are float32 (``scale * 2**-6``, exact,
     not always an E8M0 value); NVFP4's are its float32 divisors (block scale
     times tensor scale, rounded to float32; docs/rules.md#rule-mx-onnx)."""
-    fmt, elements, scales, axis, block_size, tensor_scale = _check_quantized(q)
+    fmt, elements, scales, axis, block_size, tensor_scale, _ = _check_quantized(q)
     if fmt.integer_elements:
         scales = (scales.astype(np.float64) * 2.0**MXINT8_EXPONENT).astype(np.float32)
     if fmt.tensor_scale:

@@ -992,7 +992,8 @@ def _task_maxima(src, block_size):
 @cached_njit(nogil=True)
 def nvfp4_tensor_scale(src, block_size):
     """NVFP4's default per-tensor scale (:func:`scale_of_tensor_amax`) of
-    ``src``, for ``@njit`` code: as :func:`tensor_scale_of` in Python."""
+    ``src``, for ``@njit`` code: as :func:`scale_of_tensor_amax` of
+    :func:`tensor_amax_of` in Python."""
     maxima = _task_maxima(src, block_size)
     if src.size < PARALLEL_MIN:
         tensor_amax_serial(src, block_size, maxima)
@@ -1019,17 +1020,16 @@ def dequantize_any(elements, scales, out, scale_decode, element_decode, output, 
         dequantize_kernel(elements, scales, out, scale_decode, element_decode, output, block_size, unit)
 
 
-def tensor_scale_of(src, block_size):
-    """NVFP4's default tensor scale (:func:`scale_of_tensor_amax`) of the 2-D
-    C-contiguous ``src``, from Python: its largest magnitude by
-    :func:`tensor_amax_kernel` (one pass, parallel over the tasks of the
-    quantisation of blocks of ``block_size``) and the tasks' largest by
-    NumPy (NaN when one is NaN)."""
+def tensor_amax_of(src, block_size):
+    """The largest magnitude of the 2-D C-contiguous ``src`` (a float; NaN
+    when one is NaN), from Python: by :func:`tensor_amax_kernel` (one pass,
+    parallel over the tasks of the quantisation of blocks of
+    ``block_size``) and the tasks' largest by NumPy."""
     maxima = _task_maxima(src, block_size)
     split_run(TENSOR_AMAX, src.size, src, np.int64(block_size), maxima)
     if maxima.size <= 1:  # a tensor of at most one task (NumPy's reduction took 2 us of a small quantisation)
-        return scale_of_tensor_amax(float(maxima[0]) if maxima.size else 0.0)
-    return scale_of_tensor_amax(float(np.max(maxima)))
+        return float(maxima[0]) if maxima.size else 0.0
+    return float(np.max(maxima))
 
 
 def format_parameters(fmt: BlockFormat):

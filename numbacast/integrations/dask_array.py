@@ -1,4 +1,6 @@
-"""Dask arrays: ``numbacast.cast`` builds a lazy cast, one task per chunk.
+"""Dask arrays: ``numbacast.cast`` builds a lazy cast, one task per chunk;
+``numbacast.mx.quantize`` and ``dequantize`` a lazy quantisation, one task
+per chunk cut at block boundaries.
 
 :func:`numbacast.cast` hands a ``dask.array.Array`` to :func:`cast_lazily`
 after checking every argument, so a bad target, option or source dtype raises
@@ -74,6 +76,75 @@ def cast_lazily(x, target, saturate, round_mode, out, rounding=None, source=None
         meta=np.empty((0,) * x.ndim, storage),
         token=token,
     )
+
+
+def block_aligned(x, axis, block_size):
+    """``x`` with chunks along ``axis`` that hold whole blocks of
+    ``block_size`` (all but the last chunk a multiple of it): ``x`` itself
+    when they do, else rechunked along ``axis`` to the multiple of
+    ``block_size`` nearest its mean chunk (at least one block)."""
+    sizes = x.chunks[axis]
+    if any(np.isnan(size) for size in sizes):
+        raise ValueError(
+            f"a Dask array cut into blocks needs its chunk sizes (this one has unknown sizes: {x.chunks}); "
+            "call x.compute_chunk_sizes() first"
+        )
+    if all(size % block_size == 0 for size in sizes[:-1]):
+        return x
+    blocks = max(1, round(sum(sizes) / len(sizes) / block_size))
+    return x.rechunk({axis: min(sum(sizes), blocks * block_size)})
+
+
+def quantize_lazily(x, quantize_chunk, axis, block_size, element_dtype, scale_dtype):
+    """``(elements, scales)``: the lazy quantisation of the Dask array ``x``
+    cut along ``axis`` into blocks of ``block_size``, ``quantize_chunk(chunk)``
+    giving the ``(elements, scales)`` of one chunk (of ``x`` rechunked by
+    :func:`block_aligned`: each block in one chunk).  Each chunk is quantised
+    once, for both arrays."""
+    x = block_aligned(x, axis, block_size)
+    da = dask_array_module()
+    meta = np.empty((0,) * x.ndim, x.dtype)
+    pairs = da.map_blocks(quantize_chunk, x, dtype=x.dtype, meta=meta, token="numbacast-mx-quantize")
+    scale_chunks = x.chunks[:axis] + (tuple(-(-size // block_size) for size in x.chunks[axis]),) + x.chunks[axis + 1 :]
+    elements = da.map_blocks(_part, pairs, 0, dtype=element_dtype, meta=np.empty((0,) * x.ndim, element_dtype))
+    scales = da.map_blocks(
+        _part, pairs, 1, chunks=scale_chunks, dtype=scale_dtype, meta=np.empty((0,) * x.ndim, scale_dtype)
+    )
+    return elements, scales
+
+
+def _part(pair, which):
+    """Array ``which`` of a chunk's ``(elements, scales)``."""
+    return pair[which]
+
+
+def largest_lazily(x, largest_of_chunk):
+    """The largest of ``largest_of_chunk(chunk)`` over the chunks of the Dask
+    array ``x`` (NaN when one is NaN), computed now."""
+    one = tuple((1,) * len(sizes) for sizes in x.chunks)
+    da = dask_array_module()
+    largest = da.map_blocks(_as_cell, x, largest_of_chunk, chunks=one, dtype=np.float64)
+    return float(largest.max().compute())
+
+
+def _as_cell(chunk, largest_of_chunk):
+    return np.full((1,) * chunk.ndim, largest_of_chunk(chunk), np.float64)
+
+
+def dequantize_lazily(elements, scales, dequantize_chunk, axis, block_size, dtype):
+    """The lazy values of the Dask (or NumPy) ``elements`` and ``scales`` of
+    a quantisation along ``axis`` into blocks of ``block_size``,
+    ``dequantize_chunk(elements, scales)`` giving those of one chunk (of
+    ``dtype``): the elements rechunked by :func:`block_aligned`, the scales
+    to match them."""
+    da = dask_array_module()
+    elements = block_aligned(da.asarray(elements), axis, block_size)
+    scale_sizes = tuple(-(-size // block_size) for size in elements.chunks[axis])
+    scales, matching = da.asarray(scales), elements.chunks[:axis] + (scale_sizes,) + elements.chunks[axis + 1 :]
+    if scales.chunks != matching:  # (unknown sizes are matched already, or not at all)
+        scales = scales.rechunk(matching)
+    meta = np.empty((0,) * elements.ndim, dtype)
+    return da.map_blocks(dequantize_chunk, elements, scales, dtype=dtype, meta=meta, token="numbacast-mx-dequantize")
 
 
 def dask_array_module():
