@@ -242,13 +242,13 @@ def _quantize_lazily(x, block, axis, block_size, scale_rule, rounding, saturate,
     :func:`quantize` once cut at block boundaries along ``axis``.  NVFP4
     without ``tensor_scale`` takes its tensor scale from the largest
     magnitude of ``x``, computed now (one read of ``x``)."""
+    run = runtime()
     if rounding == "stochastic":
         raise ValueError(
             "rounding='stochastic' takes a NumPy array, not a Dask array: each element's random number is "
             "numbered by its place in the whole array; compute the array first, or round a Dask array by "
-            "one of " + ", ".join(r for r in runtime().checks.ROUNDINGS if r != "stochastic")
+            "one of " + ", ".join(r for r in run.checks.ROUNDINGS if r != "stochastic")
         )
-    run = runtime()
     if block.tensor_scale and tensor_scale is None:  # the tensor's largest magnitude, now
         largest = functools.partial(_largest_magnitude, axis=axis, block_size=block_size)
         tensor_scale = _runtime_blocks().scale_of_tensor_amax(run.largest_lazily(x, largest))
@@ -292,14 +292,15 @@ def _check_tensor_scale(given):
 
 
 def _check_quantized(q):
-    """``(fmt, elements, scales, axis, block_size, tensor_scale)`` of ``q``,
-    checked; its arrays as NumPy arrays, or as they are where one is a Dask
-    array (then ``lazy``, the last of the tuple, is True)."""
+    """``(fmt, elements, scales, axis, block_size, tensor_scale, lazy)`` of
+    ``q``, checked: its arrays as NumPy arrays, but a Dask array as it is
+    (then ``lazy`` is True)."""
     if not isinstance(q, Quantized):
         raise TypeError(f"expected a numbacast.mx.Quantized (from numbacast.mx.quantize), not {type(q).__name__}")
     fmt = block_format(q.format)
-    lazy = runtime().checks.is_dask_array(q.elements) or runtime().checks.is_dask_array(q.scales)
-    elements, scales = (q.elements, q.scales) if lazy else (np.asarray(q.elements), np.asarray(q.scales))
+    is_dask = runtime().checks.is_dask_array
+    elements, scales = (a if is_dask(a) else np.asarray(a) for a in (q.elements, q.scales))
+    lazy = is_dask(elements) or is_dask(scales)
     axis = _check_axis(q.axis, elements.ndim)
     block_size = _check_block_size(q.block_size, fmt)
     element_dtype = _element_dtype(fmt)

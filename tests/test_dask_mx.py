@@ -81,13 +81,16 @@ def test_float16_and_bfloat16_chunks_quantise_as_numpy_arrays_do():
         assert np.array_equal(codes(q.elements.compute()), codes(mx.quantize(array, "mxfp6_e3m2").elements))
 
 
-def test_dequantize_takes_dask_elements_of_any_chunks_and_numpy_scales():
+def test_dequantize_takes_dask_elements_of_any_chunks_and_numpy_scales_or_the_reverse():
     x = sample((12, 96))
     expected = mx.quantize(x, "mxfp8_e5m2")
-    q = expected._replace(elements=da.from_array(expected.elements, chunks=(5, 41)))
-    values = mx.dequantize(q)
-    assert isinstance(values, da.Array) and values.dtype == np.float32
-    assert np.array_equal(values.compute(), mx.dequantize(expected), equal_nan=True)
+    for q in (
+        expected._replace(elements=da.from_array(expected.elements, chunks=(5, 41))),
+        expected._replace(scales=da.from_array(expected.scales, chunks=(5, 1))),
+    ):
+        values = mx.dequantize(q)
+        assert isinstance(values, da.Array) and values.dtype == np.float32
+        assert np.array_equal(values.compute(), mx.dequantize(expected), equal_nan=True)
 
 
 def test_to_dequantize_linear_keeps_dask_arrays_lazy():

@@ -23,6 +23,7 @@ import numpy as np
 from ..engine.arrays import cast_numbers
 from ..engine.checks import check_source
 from ..engine.stochastic import RANDOM_BITS_SHAPE
+from ..formats.blocks import block_count
 from ..formats.registry import resolve
 
 
@@ -105,12 +106,21 @@ def quantize_lazily(x, quantize_chunk, axis, block_size, element_dtype, scale_dt
     da = dask_array_module()
     meta = np.empty((0,) * x.ndim, x.dtype)
     pairs = da.map_blocks(quantize_chunk, x, dtype=x.dtype, meta=meta, token="numbacast-mx-quantize")
-    scale_chunks = x.chunks[:axis] + (tuple(-(-size // block_size) for size in x.chunks[axis]),) + x.chunks[axis + 1 :]
     elements = da.map_blocks(_part, pairs, 0, dtype=element_dtype, meta=np.empty((0,) * x.ndim, element_dtype))
     scales = da.map_blocks(
-        _part, pairs, 1, chunks=scale_chunks, dtype=scale_dtype, meta=np.empty((0,) * x.ndim, scale_dtype)
+        _part,
+        pairs,
+        1,
+        chunks=_scale_chunks(x.chunks, axis, block_size),
+        dtype=scale_dtype,
+        meta=np.empty((0,) * x.ndim, scale_dtype),
     )
     return elements, scales
+
+
+def _scale_chunks(chunks, axis, block_size):
+    """The chunks of the scales of elements of ``chunks``, cut at block boundaries along ``axis``."""
+    return chunks[:axis] + (tuple(block_count(size, block_size) for size in chunks[axis]),) + chunks[axis + 1 :]
 
 
 def _part(pair, which):
@@ -139,8 +149,7 @@ def dequantize_lazily(elements, scales, dequantize_chunk, axis, block_size, dtyp
     to match them."""
     da = dask_array_module()
     elements = block_aligned(da.asarray(elements), axis, block_size)
-    scale_sizes = tuple(-(-size // block_size) for size in elements.chunks[axis])
-    scales, matching = da.asarray(scales), elements.chunks[:axis] + (scale_sizes,) + elements.chunks[axis + 1 :]
+    scales, matching = da.asarray(scales), _scale_chunks(elements.chunks, axis, block_size)
     if scales.chunks != matching:  # (unknown sizes are matched already, or not at all)
         scales = scales.rechunk(matching)
     meta = np.empty((0,) * elements.ndim, dtype)
