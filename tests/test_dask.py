@@ -192,6 +192,21 @@ def test_cluster_compute_equals_the_in_process_cast(cluster):
         assert np.array_equal(storage_codes(got), storage_codes(expected))
 
 
+def test_cluster_quantises_block_formats_as_in_process(cluster):
+    """The lazy ``numbacast.mx`` tasks (functions with their options bound) travel to worker processes."""
+    from numbacast import mx
+
+    client, _ = cluster
+    x = sample(64 * 40, seed=2).reshape(40, 64)
+    for fmt, options in (("nvfp4", {}), ("mxfp4_e2m1", {"axis": 0, "rounding": "toward_zero"})):
+        expected = mx.quantize(x, fmt, **options)
+        q = mx.quantize(da.from_array(x, chunks=(13, 24)), fmt, **options)
+        elements, scales, values = client.compute([q.elements, q.scales, mx.dequantize(q)], sync=True)
+        assert np.array_equal(storage_codes(elements), storage_codes(expected.elements))
+        assert np.array_equal(storage_codes(scales), storage_codes(expected.scales))
+        assert np.array_equal(values, mx.dequantize(expected), equal_nan=True)
+
+
 def kernel_cache_stats(conversion_text):
     """On a worker: (disk cache hits, compilations) of ``serial_kernel`` for the
     signatures of one conversion."""
