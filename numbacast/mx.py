@@ -229,9 +229,7 @@ def quantize(
     conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
     codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
     scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
-    elements = _restored(codes, array.shape, axis)
-    if not block.integer_elements:
-        elements = elements.view(block.element.storage)
+    elements = _restored(codes, array.shape, axis).view(block.element.storage)
     scales = _restored(scale_codes, scales_shape, axis).view(block.scale.storage)
     return Quantized(elements, scales, axis, block_size, block.name, scale)
 
@@ -263,7 +261,7 @@ def _quantize_lazily(x, block, axis, block_size, scale_rule, rounding, saturate,
         tensor_scale=tensor_scale,
     )
     elements, scales = run.quantize_lazily(
-        x, quantize_chunk, axis, block_size, _element_dtype(block), block.scale.storage
+        x, quantize_chunk, axis, block_size, block.element.storage, block.scale.storage
     )
     return Quantized(elements, scales, axis, block_size, block.name, np.float32(tensor_scale or 1.0))
 
@@ -303,7 +301,7 @@ def _check_quantized(q):
     lazy = is_dask(elements) or is_dask(scales)
     axis = _check_axis(q.axis, elements.ndim)
     block_size = _check_block_size(q.block_size, fmt)
-    element_dtype = _element_dtype(fmt)
+    element_dtype = fmt.element.storage
     if elements.dtype != element_dtype or scales.dtype != fmt.scale.storage:
         raise TypeError(
             f"{fmt.name} holds elements of dtype {element_dtype} and scales of dtype {fmt.scale.storage}, "
@@ -348,7 +346,7 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
         )
         return runtime().dequantize_lazily(elements, scales, chunk, axis, block_size, target.storage)
     blocks = _runtime_blocks()
-    codes = _moved(elements.view(np.int8 if fmt.integer_elements else np.uint8), axis)
+    codes = _moved(elements, axis)  # (seen as its codes by dequantize_blocks)
     scale_codes = _moved(scales.view(np.uint8), axis)
     values = blocks.dequantize_blocks(codes, scale_codes, fmt, block_size, target, tensor_scale)
     return _restored(values, elements.shape, axis)
@@ -357,10 +355,6 @@ def dequantize(q: Quantized, to: Any = "float32") -> np.ndarray:
 def _dequantize_chunk(elements, scales, fmt, axis, block_size, tensor_scale, to):
     """The values of one chunk of a lazy dequantisation."""
     return dequantize(Quantized(elements, scales, axis, block_size, fmt, tensor_scale), to)
-
-
-def _element_dtype(fmt):
-    return np.dtype(np.int8) if fmt.integer_elements else fmt.element.storage
 
 
 def to_packed(q: Quantized) -> tuple[np.ndarray, np.ndarray]:
@@ -422,7 +416,7 @@ def from_packed(
 
         values = unpack(elements, block.element, dims)
     else:
-        values = _bytes(elements, math.prod(dims), "elements").view(_element_dtype(block)).reshape(dims)
+        values = _bytes(elements, math.prod(dims), "elements").view(block.element.storage).reshape(dims)
     scale_shape = scales_shape(dims, axis, block_size)
     scale_values = _bytes(scales, math.prod(scale_shape), "scales").view(block.scale.storage).reshape(scale_shape)
     return Quantized(values, scale_values, axis, block_size, block.name, scale)
@@ -450,10 +444,7 @@ def to_dequantize_linear(q: Quantized) -> tuple[dict, dict]:
 
 
 #: The block format of each (element dtype, x_scale dtype) pair of DequantizeLinear inputs.
-_BY_DTYPES = {
-    (np.dtype(np.int8) if f.integer_elements else f.element.storage, _onnx_scale_dtype(f)): f
-    for f in BLOCK_FORMATS.values()
-}
+_BY_DTYPES = {(f.element.storage, _onnx_scale_dtype(f)): f for f in BLOCK_FORMATS.values()}
 
 
 def from_dequantize_linear(

@@ -46,7 +46,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat, block_count
-from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT8, OnnxType
+from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, OnnxType
 from .bits import choose, float32_from_bits, float64_from_bits, float_bits, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .codecs import nan_codes
@@ -1064,14 +1064,14 @@ def dequantizing(fmt: BlockFormat, output: OnnxType):
     then rounded once, by the multiplication), else in DOUBLE (exact)."""
     real = FLOAT if output is FLOAT else DOUBLE
     unit = 2.0**MXINT8_EXPONENT if fmt.integer_elements else 1.0
-    return decoding(INT8 if fmt.integer_elements else fmt.element, real), unit, Conversion.make(real, output)
+    return decoding(fmt.element, real), unit, Conversion.make(real, output)
 
 
 def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_scale=1.0, key=0):
     """``(elements, scales)`` of the 2-D C-contiguous float32 or float64 array
     ``src`` quantised to ``fmt`` along its last axis (see the module's text)."""
     rows, n = src.shape
-    elements = np.empty((rows, n), np.int8 if fmt.integer_elements else np.uint8)
+    elements = np.empty((rows, n), kernel_dtype(fmt.element))
     scales = np.empty((rows, block_count(n, block_size)), np.uint8)
     params = quantize_parameters(fmt, block_size, rule, tensor_scale)
     plan = quantize_plan(block_size, n)

@@ -28,6 +28,7 @@ from numba.extending import overload
 
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
 from ..engine.checks import check_rounding, check_saturate
+from ..engine.conversion import kernel_dtype
 from ..engine.scratch import new_array
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
@@ -139,8 +140,7 @@ def _overload_quantize(
     default_size = block_format_.block_size
     plan = blocks.quantize_plan(default_size if _absent(block_size) else None)  # the size: known if default
     name = block_format_.name
-    element_dtype = np.dtype(np.int8) if block_format_.integer_elements else block_format_.element.storage
-    code_dtype = np.dtype(np.int8) if block_format_.integer_elements else np.dtype(np.uint8)
+    element_dtype, code_dtype = block_format_.element.storage, kernel_dtype(block_format_.element)
     scale_dtype = block_format_.scale.storage
     fixed, rule_number = blocks.format_parameters(block_format_), blocks.rule_number(rule)
     last = x.ndim - 1
@@ -200,9 +200,7 @@ def _mx_tensor_scale_check(tensor_scale, name):
 
 
 #: The format of each (element dtype, scale dtype) in @njit code.
-_FORMATS = {
-    (np.dtype(np.int8) if f.integer_elements else f.element.storage, f.scale.storage): f for f in BLOCK_FORMATS.values()
-}
+_FORMATS = {(f.element.storage, f.scale.storage): f for f in BLOCK_FORMATS.values()}
 
 
 @overload(dequantize, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
