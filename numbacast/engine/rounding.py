@@ -435,6 +435,13 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
     cap = uint(src_m + 2)  # shifting a significand this far leaves nothing, and half a step is above it
     fixed_shift, fixed_low = uint(shift), uint((1 << shift) - 1)
     fixed_half, fixed_half_less = uint(1 << (shift - 1)), uint((1 << (shift - 1)) - 1)
+    # the rebias in the units of the source's mantissa field, added to the rounding's own bits
+    modulus = 1 << (8 * np.dtype(uint).itemsize)
+    unbias = -((source.bias - target.bias) << src_m) % modulus
+    half_less_unbias, half_unbias, low_unbias = (
+        uint((int(c) + unbias) % modulus) for c in (fixed_half_less, fixed_half, fixed_low)
+    )
+    unbias = uint(unbias)
     has_subnormal_range = normal_exponent > 1  # else the bit formula covers everything
     magic = real(2.0 ** (target.min_normal_exponent - target.mantissa_bits + source.mantissa_bits))
     magic_bits = uint(magic.view(uint))
@@ -627,17 +634,21 @@ def rounding_encoder(source, target, saturate, rounding, stochastic_bits=FULL_BI
             # Normal range: (a + add) >> shift rounds: add 0 truncates, the
             # dropped bits all ones round any remainder up, half ties away,
             # half - 1 + the kept last bit ties to even; the carry may run
-            # into the exponent, which is still right.
-            add = zero
+            # into the exponent, which is still right.  The exponent's rebias
+            # is taken off before the shift, in the same sum (one instruction
+            # less a vector): a magnitude below half the target's smallest
+            # normal then wraps to another value, but is subnormal, and
+            # replaced below (without a subnormal range, nothing wraps).
+            add = unbias
             if even:
-                add = uint(fixed_half_less + uint(uint(uint(a >> fixed_shift) ^ rebias_parity) & one))
+                add = uint(half_less_unbias + uint(uint(uint(a >> fixed_shift) ^ rebias_parity) & one))
             elif away:
-                add = fixed_half
+                add = half_unbias
             elif up_positive:
-                add = zero if negative else fixed_low
+                add = unbias if negative else low_unbias
             elif up_negative:  # a float comparison (one instruction; -0 and NaN end alike either way)
-                add = fixed_low if from_bits(x) < 0 else zero
-            magnitude = uint(uint(uint(a + add) >> fixed_shift) - rebias)
+                add = low_unbias if from_bits(x) < 0 else unbias
+            magnitude = uint(uint(a + add) >> fixed_shift)
             if has_subnormal_range and subnormal and in_steps:
                 # Below: x in steps of the smallest subnormal (fewer than 2**mantissa_bits,
                 # x unclamped is |x| = a), rounded to an integer in the mode (one instruction;
