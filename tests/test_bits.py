@@ -2,14 +2,19 @@
 of two integers: the values and the result types of Python's ``min`` and
 ``max`` in ``@njit`` code, for every integer width and signedness, at the
 ends of each range; and a typing error for what is not an integer.  And
-``multiply_add`` where its product is exact: NumPy's product and sum."""
+``multiply_add`` where its product is exact: NumPy's product and sum; and
+``odd_float32``: the exact float32 truncation of a float64 with its last bit
+set when inexact, computed in fractions."""
+
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from numbacast.engine.bits import choose, larger, multiply_add, smaller
+from numbacast.engine.bits import choose, larger, multiply_add, odd_float32, smaller
 
 INTEGER_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 
@@ -127,3 +132,52 @@ def test_choose_of_literal_values_and_nan():
 def test_choose_takes_two_values_of_one_type():
     with pytest.raises(TypingError, match="choose takes a bool and two values of one type"):
         _choose(True, np.float32(1.0), np.float64(2.0))
+
+
+@njit
+def _odd_float32(x):
+    return odd_float32(x)
+
+
+_FLOAT32_MAX = Fraction(float(np.finfo(np.float32).max))
+
+
+def _rounded_to_odd(x):
+    """The bits of float64 ``x`` rounded to float32 to odd, from its exact value:
+    the float32 of largest magnitude not above ``|x|`` (float32's largest beyond
+    it), its last bit set when that is not ``x``."""
+    if math.isnan(x) or math.isinf(x):
+        return np.float32(x).view(np.uint32)
+    magnitude = abs(Fraction(x))
+    if magnitude > _FLOAT32_MAX:
+        cut = _FLOAT32_MAX
+    else:
+        exponent = max(math.frexp(abs(x))[1] - 1, -126) if x else -126
+        step = Fraction(2) ** (exponent - 23)  # float32's step at this magnitude (subnormals: 2**-149)
+        cut = magnitude // step * step
+    bits = np.float32(float(cut)).view(np.uint32) | np.uint32(cut != magnitude)  # cut is a float32: exact
+    return bits | np.uint32(0x80000000) if math.copysign(1.0, x) < 0 else bits
+
+
+def test_odd_float32_is_the_truncation_with_a_sticky_last_bit():
+    rng = np.random.default_rng(11)
+    f32 = np.finfo(np.float32)
+    exact = rng.standard_normal(200).astype(np.float32).astype(np.float64)
+    values = np.concatenate(
+        [
+            np.ldexp(1 + rng.random(2000), rng.integers(-160, 140, 2000)) * rng.choice([-1.0, 1.0], 2000),
+            exact,
+            exact + np.spacing(exact.astype(np.float32)).astype(np.float64) / 2,  # float32 midpoints
+            [0.0, -0.0, float(f32.max), np.nextafter(float(f32.max), np.inf), 1e300, -1e300, float(f32.tiny)],
+            [float(f32.smallest_subnormal), float(f32.smallest_subnormal) / 3, 1e-300, np.inf, -np.inf],
+        ]
+    )
+    for x in values:
+        got = np.float32(_odd_float32(float(x))).view(np.uint32)
+        assert got == _rounded_to_odd(float(x)), (x, hex(got), hex(_rounded_to_odd(float(x))))
+    assert np.isnan(_odd_float32(np.nan))
+
+
+def test_odd_float32_takes_a_float64():
+    with pytest.raises(TypingError, match="odd_float32 takes a float64"):
+        _odd_float32(np.float32(1.0))

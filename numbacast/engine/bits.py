@@ -7,7 +7,8 @@ trailing zero and set bits of an integer; ``smaller`` and ``larger`` are
 ``min`` and ``max`` of two integers, ``choose(c, a, b)`` is ``a if c else b``
 without a branch.  ``clamp(x, low, high)`` bounds a
 float by two constants in one vector min and one vector max, and
-``multiply_add(a, b, c)`` is ``a * b + c``, fused where the target can.  ``half_code(direction)``
+``multiply_add(a, b, c)`` is ``a * b + c``, fused where the target can;
+``odd_float32(x)`` rounds a float64 to float32 to odd.  ``half_code(direction)``
 is the FLOAT16 code of a float32 by the processor's own conversion, rounded
 in a direction, and ``half_value(code)`` the value of a code, where
 :func:`converts_half_in_hardware` says the compile target has them.
@@ -173,6 +174,33 @@ def multiply_add(typingctx, a, b, c):
         return _float_intrinsic(builder, "fmuladd", *args)
 
     return a(a, b, c), codegen
+
+
+@intrinsic
+def odd_float32(typingctx, x):
+    """The float64 ``x`` rounded to float32 *to odd*: toward zero, and the
+    last bit set when that dropped anything (a value beyond float32's
+    largest gives it, with the last bit set; NaN stays NaN).  Rounded on to
+    a format at least two bits narrower, with ties to even, it gives what
+    ``x`` itself rounds to there, as no float32 rounded to odd lies on a
+    midpoint of that format unless ``x`` does.  The processor's conversion
+    to nearest, then one step toward zero where it went away from it."""
+    if x != types.float64:
+        raise errors.NumbaTypeError(f"odd_float32 takes a float64, not {x}")
+
+    def codegen(context, builder, signature, args):
+        (value,) = args
+        word = ir.IntType(32)
+        nearest = builder.fptrunc(value, ir.FloatType())
+        back = builder.fpext(nearest, ir.DoubleType())
+        away = builder.fcmp_ordered(
+            ">", _float_intrinsic(builder, "fabs", back), _float_intrinsic(builder, "fabs", value)
+        )
+        inexact = builder.fcmp_unordered("!=", back, value)
+        bits = builder.sub(builder.bitcast(nearest, word), builder.zext(away, word))
+        return builder.bitcast(builder.or_(bits, builder.zext(inexact, word)), ir.FloatType())
+
+    return types.float32(x), codegen
 
 
 def _half_code(direction):

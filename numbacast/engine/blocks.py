@@ -47,7 +47,7 @@ from numba.np.numpy_support import as_dtype
 
 from ..formats.blocks import MXINT8_EXPONENT, BlockFormat, block_count
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, OnnxType
-from .bits import choose, float32_from_bits, float64_from_bits, float_bits, smaller
+from .bits import choose, float32_from_bits, float64_from_bits, float_bits, odd_float32, smaller
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .codecs import nan_codes
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
@@ -154,10 +154,11 @@ def element_conversion(fmt: BlockFormat, wide: bool, saturate=True, rounding=Non
 @functools.cache
 def scale_conversion(fmt: BlockFormat):
     """The cast that makes a scale: DOUBLE to FLOAT8E8M0 rounding down,
-    saturating (every MX scale rule starts from it); for NVFP4, DOUBLE to
-    FLOAT8E4M3FN (ties to even, saturating)."""
+    saturating (every MX scale rule starts from it); for NVFP4, FLOAT to
+    FLOAT8E4M3FN (ties to even, saturating) of the float64 quotient
+    rounded to odd (:func:`~numbacast.engine.bits.odd_float32`)."""
     if fmt.tensor_scale:
-        return Conversion.make(DOUBLE, fmt.scale, True)
+        return Conversion.make(FLOAT, fmt.scale, True)
     return Conversion.make(DOUBLE, FLOAT8E8M0, True, "down")
 
 
@@ -374,11 +375,12 @@ def _overload_block_scale(amax, block, rules, rule, unscale, largest, half_step,
         return None
     real = as_dtype(amax).type  # the input's type
     if block.conversion.target is not FLOAT8E8M0:
-        decode = decoding(block.conversion.target)
+        decode = decoding(block.conversion.target, FLOAT)
 
         def nvfp4_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
-            code = np.uint8(convert(amax / (largest * tensor_scale), block))
-            divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
+            quotient = amax / (largest * tensor_scale)  # a float64
+            code = np.uint8(convert(odd_float32(quotient), block))
+            divisor = real(convert(code, decode) * np.float32(tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
 
         return nvfp4_scale
