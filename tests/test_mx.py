@@ -98,6 +98,14 @@ def test_nvfp4_tensor_scale_given_and_defaults():
         with pytest.raises(TypeError, match="tensor_scale must be a positive finite float32, not"):
             mx.quantize(x, "nvfp4", tensor_scale=bad)
     assert mx.quantize(x, "nvfp4", tensor_scale=np.array(0.5)).tensor_scale == F32(0.5)
+    largest, smallest = np.finfo(F32).max, np.finfo(F32).smallest_subnormal
+    for edge in (float(largest), float(smallest), np.nextafter(float(largest), np.inf), 2, np.float64(0.25)):
+        assert mx.quantize(x, "nvfp4", tensor_scale=edge).tensor_scale == F32(
+            edge
+        )  # (a hair above the largest rounds to it)
+    for beyond in (float(largest) * (1 + 2.0**-24), float(smallest) / 4, 10**40):  # inf and 0 as float32
+        with pytest.raises(ValueError, match="tensor_scale must be a positive finite"):
+            mx.quantize(x, "nvfp4", tensor_scale=beyond)
     with pytest.raises(ValueError, match="tensor_scale is for nvfp4"):
         mx.quantize(x, "mxfp8_e4m3", tensor_scale=1.0)
     with pytest.raises(ValueError, match="one recipe"):
