@@ -103,7 +103,7 @@ def test_nvfp4_tensor_scale_given_and_defaults():
         assert mx.quantize(x, "nvfp4", tensor_scale=edge).tensor_scale == F32(
             edge
         )  # (a hair above the largest rounds to it)
-    for beyond in (float(largest) * (1 + 2.0**-24), float(smallest) / 4, 10**40):  # inf and 0 as float32
+    for beyond in (float(largest) * (1 + 2.0**-24), -1e300, float(smallest) / 4, 10**40):  # inf and 0 as float32
         with pytest.raises(ValueError, match="tensor_scale must be a positive finite"):
             mx.quantize(x, "nvfp4", tensor_scale=beyond)
     with pytest.raises(ValueError, match="tensor_scale is for nvfp4"):
