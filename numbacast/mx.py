@@ -277,7 +277,8 @@ def _largest_magnitude(chunk, axis, block_size):
     return _runtime_blocks().tensor_amax_of(_moved(_float_input(chunk), axis), block_size)
 
 
-#: The floats below this round to a finite float32 (float32's largest plus half its last step).
+#: Positive floats below this round to a finite float32: a hair below float32's largest plus half
+#: its last step, from where they round to infinity.
 _FLOAT32_ROUNDS_FINITE = float(np.finfo(np.float32).max) * (1 + 2.0**-25)
 
 
@@ -293,15 +294,6 @@ def _check_tensor_scale(given):
                 raise TypeError(_TENSOR_SCALE_RANGE.format(given))
         with np.errstate(over="ignore"):  # beyond float32: inf, refused below
             value = np.float32(given)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(_TENSOR_SCALE_RANGE.format(given))
-    return value
-    if type(given) not in (np.float32, float, int):  # (np.float32: the type quantize gives)
-        kind = np.asarray(given).dtype.kind if np.ndim(given) == 0 and not isinstance(given, str) else None
-        if kind not in ("f", "i", "u"):  # a real number, not a bool, a text or an array
-            raise TypeError(_TENSOR_SCALE_RANGE.format(given))
-    with np.errstate(over="ignore"):  # beyond float32: inf, refused below
-        value = np.float32(given)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(_TENSOR_SCALE_RANGE.format(given))
     return value
