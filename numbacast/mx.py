@@ -228,9 +228,8 @@ def quantize(
         scale = kernels.scale_of_tensor_amax(kernels.tensor_amax_of(src, block_size))
     conversion = kernels.element_conversion(block, src.dtype == np.float64, saturate, rounding, stochastic_bits)
     codes, scale_codes = kernels.quantize_blocks(src, block, block_size, scale_rule, conversion, scale, key)
-    scales_shape = array.shape[:axis] + (scale_codes.shape[1],) + array.shape[axis + 1 :]
     elements = _restored(codes, array.shape, axis).view(block.element.storage)
-    scales = _restored(scale_codes, scales_shape, axis).view(block.scale.storage)
+    scales = _restored(scale_codes, scales_shape(array.shape, axis, block_size), axis).view(block.scale.storage)
     return Quantized(elements, scales, axis, block_size, block.name, scale)
 
 

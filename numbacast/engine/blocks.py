@@ -220,9 +220,11 @@ def _overload_block_value(code, scale_decode, unit):
 @cached_njit(nogil=True)
 def nvfp4_divisor(scale, tensor_scale):
     """NVFP4's divisor of a block: its scale times the tensor scale, rounded
-    to float32 (as a float64).  A block's elements are its values divided
+    to float32 (as a float64): a float32 product, exact before its one
+    rounding (the scale's 4 significant bits times the tensor scale's 24),
+    of two values float32 holds.  A block's elements are its values divided
     by it, and dequantise as element times it."""
-    return np.float64(np.float32(scale * tensor_scale))
+    return np.float64(np.float32(scale) * np.float32(tensor_scale))
 
 
 #: The roundings an MX block's elements are scaled for by a plain product
@@ -385,7 +387,7 @@ def _overload_block_scale(amax, block, rules, rule, unscale, largest, half_step,
         def nvfp4_scale(amax, block, rules, rule, unscale, largest, half_step, tensor_scale):
             quotient = amax / (largest * tensor_scale)  # a float64
             code = np.uint8(convert(odd_float32(quotient), block))
-            divisor = real(convert(code, decode) * np.float32(tensor_scale))
+            divisor = real(nvfp4_divisor(convert(code, decode), tensor_scale))
             return code, real(np.inf) if divisor == 0 else divisor
 
         return nvfp4_scale
