@@ -45,10 +45,10 @@ FORMATS = tuple(BLOCK_FORMATS)
 
 #: The messages of bad block sizes, tensor scales and scale shapes, worded
 #: alike by the Python calls and in ``@njit`` code (``str.format`` templates).
-_BLOCK_SIZE_RANGE = "block_size must be a positive integer below 2**63, not {}"
-_TENSOR_SCALE_RANGE = "tensor_scale must be a positive finite float32, not {!r}"
-_MX_TENSOR_SCALE = "tensor_scale is for nvfp4, not for {}: its tensor scale is 1.0, not {!r}"
-_SCALES_MISFIT = "scales of shape {} do not fit elements of shape {} cut along axis {} into blocks of {}: expected {}"
+BLOCK_SIZE_RANGE = "block_size must be a positive integer below 2**63, not {}"
+TENSOR_SCALE_RANGE = "tensor_scale must be a positive finite float32, not {!r}"
+MX_TENSOR_SCALE = "tensor_scale is for nvfp4, not for {}: its tensor scale is 1.0, not {!r}"
+SCALES_MISFIT = "scales of shape {} do not fit elements of shape {} cut along axis {} into blocks of {}: expected {}"
 
 #: The types :func:`dequantize` gives.
 _DEQUANTIZED_TYPES = (FLOAT, DOUBLE, FLOAT16, BFLOAT16)
@@ -91,7 +91,7 @@ def _check_block_size(block_size, fmt):
     if isinstance(block_size, (bool, np.bool_)) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be a positive integer, not {block_size!r}")
     if not 0 < block_size < 2**63:  # the kernels' int64
-        raise ValueError(_BLOCK_SIZE_RANGE.format(block_size))
+        raise ValueError(BLOCK_SIZE_RANGE.format(block_size))
     return int(block_size)
 
 
@@ -290,11 +290,11 @@ def _check_tensor_scale(given):
         if type(given) not in (float, int):
             kind = np.asarray(given).dtype.kind if np.ndim(given) == 0 and not isinstance(given, str) else None
             if kind not in ("f", "i", "u"):  # a real number, not a bool, a text or an array
-                raise TypeError(_TENSOR_SCALE_RANGE.format(given))
+                raise TypeError(TENSOR_SCALE_RANGE.format(given))
         with np.errstate(over="ignore"):  # beyond float32: inf, refused below
             value = np.float32(given)
     if not (math.isfinite(value) and value > 0):
-        raise ValueError(_TENSOR_SCALE_RANGE.format(given))
+        raise ValueError(TENSOR_SCALE_RANGE.format(given))
     return value
 
 
@@ -323,7 +323,7 @@ def _check_quantized(q):
         )
     expected = scales_shape(elements.shape, axis, block_size)
     if not all(a == b or math.isnan(a) and math.isnan(b) for a, b in zip(scales.shape, expected, strict=True)):
-        raise ValueError(_SCALES_MISFIT.format(scales.shape, elements.shape, axis, block_size, expected))
+        raise ValueError(SCALES_MISFIT.format(scales.shape, elements.shape, axis, block_size, expected))
     return fmt, elements, scales, axis, block_size, _checked_tensor_scale(q.tensor_scale, fmt), lazy
 
 
@@ -333,7 +333,7 @@ def _checked_tensor_scale(given, fmt):
     must be 1.0, as :func:`quantize` gives it."""
     value = _check_tensor_scale(given)
     if not fmt.tensor_scale and value != 1:
-        raise ValueError(_MX_TENSOR_SCALE.format(fmt.name, given))
+        raise ValueError(MX_TENSOR_SCALE.format(fmt.name, given))
     return value
 
 

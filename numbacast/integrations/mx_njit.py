@@ -33,16 +33,25 @@ from ..engine.scratch import new_array
 from ..formats.blocks import BLOCK_FORMATS, block_format
 from ..formats.registry import DOUBLE, FLOAT, INT8
 from ..mx import (
-    _BLOCK_SIZE_RANGE,
-    _MX_TENSOR_SCALE,
-    _SCALES_MISFIT,
-    _TENSOR_SCALE_RANGE,
+    BLOCK_SIZE_RANGE,
+    MX_TENSOR_SCALE,
+    SCALES_MISFIT,
+    TENSOR_SCALE_RANGE,
     Quantized,
     dequantize,
     quantize,
 )
 from .flat_arrays import reshaped_view
-from .njit import _absent, _checked, _key, _literal, _no_key, _require_random_source, _stochastic_options, _WordedError
+from .njit_arguments import (
+    WordedError,
+    absent,
+    checked,
+    key,
+    literal,
+    no_key,
+    require_random_source,
+    stochastic_options,
+)
 from .numba_types import as_dtype
 
 #: The dtype the kernels read and write the scale codes as (a constant of the compiled code:
@@ -51,7 +60,7 @@ _SCALE_CODES = np.dtype(np.uint8)
 
 
 def _last_axis(axis, ndim):
-    value = _literal(axis, "axis")
+    value = literal(axis, "axis")
     if value not in (-1, ndim - 1):
         raise errors.NumbaValueError(
             f"numbacast.mx.quantize in @njit code cuts blocks along the last axis (-1 or {ndim - 1}), not {value!r}; "
@@ -74,10 +83,12 @@ def _nvfp4_tensor_part():
 
 @helper_jitable
 def _nvfp4_tensor_scale_check(tensor_scale, name):
-    """NVFP4's tensor scale: positive and finite, as the Python call checks it."""
+    """NVFP4's tensor scale: positive and finite, as the Python call checks it
+    (``name`` unused: the signature of :func:`_mx_tensor_scale_check`, which
+    dequantisation calls alike)."""
     scale = np.float32(tensor_scale)
     if not (scale > 0 and scale < np.inf):
-        raise _WordedError(_TENSOR_SCALE_RANGE, tensor_scale)
+        raise WordedError(TENSOR_SCALE_RANGE, tensor_scale)
 
 
 @helper_jitable
@@ -96,12 +107,12 @@ def _no_tensor_part(src, block_size, tensor_scale):
 def _tensor_part(block_format_, tensor_scale):
     """Which of the three above a quantisation to ``block_format_`` runs, by
     the type of ``tensor_scale`` (checked as the Python call checks it)."""
-    if _absent(tensor_scale):
+    if absent(tensor_scale):
         return _nvfp4_tensor_part() if block_format_.tensor_scale else _no_tensor_part
     if not block_format_.tensor_scale:
         raise errors.NumbaValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
     if not isinstance(tensor_scale, (types.Float, types.Integer)):
-        raise errors.NumbaTypeError(_TENSOR_SCALE_RANGE.format(tensor_scale))
+        raise errors.NumbaTypeError(TENSOR_SCALE_RANGE.format(tensor_scale))
     return _given_tensor_part
 
 
@@ -126,19 +137,19 @@ def _overload_quantize(
         raise errors.NumbaTypeError(
             f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}"
         )
-    block_format_ = _checked(block_format, fmt.literal_value)
+    block_format_ = checked(block_format, fmt.literal_value)
     _last_axis(axis, x.ndim)
-    rule = _literal(scale_rule, "scale_rule")
+    rule = literal(scale_rule, "scale_rule")
     if rule not in blocks.SCALE_RULES or (block_format_.tensor_scale and rule != blocks.FLOOR):
         raise errors.NumbaValueError(f"scale_rule must be one of {blocks.SCALE_RULES} (nvfp4: 'floor'), not {rule!r}")
-    mode, _ = _checked(lambda r: check_rounding(r, None, block_format_.grid), _literal(rounding, "rounding"))
-    bits = _stochastic_options(mode, seed, stochastic_bits, None, x)
-    saturating = _checked(check_saturate, _literal(saturate, "saturate"))
+    mode, _ = checked(lambda r: check_rounding(r, None, block_format_.grid), literal(rounding, "rounding"))
+    bits = stochastic_options(mode, seed, stochastic_bits, None, x)
+    saturating = checked(check_saturate, literal(saturate, "saturate"))
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode, bits)
-    _require_random_source(conversion, seed, None, wanted="seed= (an integer)")
+    require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
     default_size = block_format_.block_size
-    plan = blocks.quantize_plan(default_size if _absent(block_size) else None)  # the size: known if default
+    plan = blocks.quantize_plan(default_size if absent(block_size) else None)  # the size: known if default
     name = block_format_.name
     element_dtype, code_dtype = block_format_.element.storage, kernel_dtype(block_format_.element)
     scale_dtype = block_format_.scale.storage
@@ -146,7 +157,7 @@ def _overload_quantize(
     last = x.ndim - 1
     contiguous, source_dtype = x.layout == "C", as_dtype(x.dtype)  # (a branch Numba prunes when it compiles)
     tensor_part = _tensor_part(block_format_, tensor_scale)
-    key_of = _key if mode == "stochastic" else _no_key
+    key_of = key if mode == "stochastic" else no_key
     with_run_time_parameters, quantize_any = blocks.with_run_time_parameters, blocks.quantize_any
     block_count = blocks.block_count
 
@@ -164,7 +175,7 @@ def _overload_quantize(
     ):
         size = default_size if block_size is None else block_size
         if size <= 0:
-            raise _WordedError(_BLOCK_SIZE_RANGE, size)
+            raise WordedError(BLOCK_SIZE_RANGE, size)
         n = x.shape[last]
         rows = x.size // n if n > 0 else 0
         src = reshaped_view(x if contiguous else np.ascontiguousarray(x), (rows, n), source_dtype)
@@ -196,7 +207,7 @@ _LAST_AXIS_ONLY = "numbacast.mx.dequantize in @njit code takes blocks along the 
 def _mx_tensor_scale_check(tensor_scale, name):
     """An MX format's tensor scale: 1.0, as the Python call checks it."""
     if tensor_scale != 1:
-        raise _WordedError(_MX_TENSOR_SCALE, name, tensor_scale)
+        raise WordedError(MX_TENSOR_SCALE, name, tensor_scale)
 
 
 #: The format of each (element dtype, scale dtype) in @njit code.
@@ -213,7 +224,7 @@ def _overload_dequantize(q, to="float32"):
     fmt = _FORMATS.get((as_dtype(elements.dtype), as_dtype(scales.dtype)))
     if fmt is None:
         raise errors.NumbaTypeError(f"no block format has elements of {elements.dtype} and scales of {scales.dtype}")
-    target = {"float32": FLOAT, "float64": DOUBLE}.get(_literal(to, "to"))
+    target = {"float32": FLOAT, "float64": DOUBLE}.get(literal(to, "to"))
     if target is None:
         raise errors.NumbaValueError(f"numbacast.mx.dequantize in @njit code gives 'float32' or 'float64', not {to!r}")
     element_decode, unit, output = blocks.dequantizing(fmt, target)
@@ -230,15 +241,15 @@ def _overload_dequantize(q, to="float32"):
 
     def impl(q, to="float32"):
         if q.axis != last:
-            raise _WordedError(_LAST_AXIS_ONLY, last, q.axis)
+            raise WordedError(_LAST_AXIS_ONLY, last, q.axis)
         if q.block_size <= 0:
-            raise _WordedError(_BLOCK_SIZE_RANGE, q.block_size)
+            raise WordedError(BLOCK_SIZE_RANGE, q.block_size)
         n = q.elements.shape[last]
         rows = q.elements.size // n if n > 0 else 0
         nb = q.scales.shape[last]
         expected = q.elements.shape[:last] + (block_count(n, q.block_size),)
         if q.scales.shape != expected:
-            raise _WordedError(_SCALES_MISFIT, q.scales.shape, q.elements.shape, last, q.block_size, expected)
+            raise WordedError(SCALES_MISFIT, q.scales.shape, q.elements.shape, last, q.block_size, expected)
         check_tensor_scale(q.tensor_scale, name)
         out = new_array(q.elements.shape, out_dtype)
         dequantize_any(

@@ -36,44 +36,29 @@ from numba.np.numpy_support import from_dtype
 from ..api import cast
 from ..engine.arrays import table, uses_table
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
-from ..engine.checks import SEED_RANGE, check_packed, check_rounding, check_saturate, check_stochastic
+from ..engine.checks import check_packed, check_rounding, check_saturate
 from ..engine.conversion import Conversion, kernel_dtype
 from ..engine.kernels import cast_kernel
-from ..engine.rounding import seed_key
 from ..engine.scratch import new_array
-from ..engine.stochastic import RANDOM_BITS_SHAPE, RANDOM_BITS_TOO_WIDE, check_random_bits, stochastic_any
+from ..engine.stochastic import RANDOM_BITS_SHAPE, RANDOM_BITS_TOO_WIDE, stochastic_any
 from ..formats.registry import FLOAT16, resolve
 from . import elements, reductions  # noqa: F401  (register the element operators and casts, and the reductions)
 from .flat_arrays import reshaped_view, retyped_view, unused_table
+from .njit_arguments import (
+    WordedError,
+    absent,
+    check_seed,
+    checked,
+    key,
+    literal,
+    no_key,
+    require_random_source,
+    stochastic_options,
+)
 from .numba_types import as_dtype
 
 #: The dtype of the row starts a stochastic kernel takes (a constant of the compiled code).
 _STARTS = np.dtype(np.int64)
-
-
-def _literal(value, name):
-    """The Python value of a literal (or omitted) argument."""
-    if not isinstance(value, types.Type):  # the default of an omitted argument
-        return value
-    if isinstance(value, types.Omitted):
-        return value.value
-    if isinstance(value, types.Literal):
-        return value.literal_value
-    if isinstance(value, types.NoneType):
-        return None
-    raise errors.NumbaTypeError(
-        f"numbacast in @njit code needs {name} as a literal constant (written in the call), not {value}"
-    )
-
-
-def _checked(check, value):
-    """``check(value)``, its TypeError or ValueError raised as Numba's, with the same message."""
-    try:
-        return check(value)
-    except TypeError as error:
-        raise errors.NumbaTypeError(str(error)) from None
-    except ValueError as error:
-        raise errors.NumbaValueError(str(error)) from None
 
 
 #: Numba compiles no float16 scalars or arrays for the CPU.
@@ -98,9 +83,9 @@ def _source_type(x):
 
 def _target_type(to):
     if isinstance(to, (types.DType, types.NumberClass)):  # a dtype, such as x.dtype or np.float32
-        target = _checked(resolve, as_dtype(to.dtype))
+        target = checked(resolve, as_dtype(to.dtype))
     else:
-        target = _checked(resolve, to.literal_value)
+        target = checked(resolve, to.literal_value)
     if target.is_string:
         raise errors.NumbaValueError(_NUMBERS_ONLY)
     if target is FLOAT16:
@@ -156,50 +141,6 @@ def _overload_table(table):
     return lambda table: table
 
 
-def _absent(value):
-    """Whether an optional argument was left out (or is None)."""
-    return value is None or isinstance(value, (types.NoneType, types.Omitted))
-
-
-class _WordedError(ValueError):
-    """A ValueError whose message Python words, ``template.format(*values)``,
-    from the values ``@njit`` code raises it with: the Python call's message,
-    where writing it in compiled code compiled Numba's integer-to-text and
-    string joining (2.2 s of a first ``@njit`` stochastic cast)."""
-
-    def __init__(self, template, *values):
-        super().__init__(template.format(*values))
-
-
-def _check_seed(seed):
-    """ValueError, as the Python call raises it, for a negative ``seed`` (``@njit`` only)."""
-
-
-@overload(_check_seed, jit_options=OVERLOAD_OPTIONS)
-def _overload_check_seed(seed):
-    if isinstance(seed, types.Integer) and seed.signed:
-
-        def check(seed):
-            if seed < 0:
-                raise _WordedError(SEED_RANGE, seed)
-
-        return check
-    return lambda seed: None
-
-
-@helper_jitable
-def _key(seed):
-    """The stochastic key of the integer ``seed``, checked (``@njit`` only)."""
-    _check_seed(seed)
-    return seed_key(np.uint64(seed))
-
-
-@helper_jitable
-def _no_key(seed):
-    """The key of a cast that draws no random numbers of its own (unused)."""
-    return np.uint64(0)
-
-
 def _random_numbers(random_bits, shape, bits):
     """``random_bits`` checked against the input's ``shape`` and ``bits`` as
     the Python call checks them, and flattened; or None (``@njit`` only)."""
@@ -207,15 +148,15 @@ def _random_numbers(random_bits, shape, bits):
 
 @overload(_random_numbers, jit_options=OVERLOAD_OPTIONS)
 def _overload_random_numbers(random_bits, shape, bits):
-    if _absent(random_bits):
+    if absent(random_bits):
         return lambda random_bits, shape, bits: None
 
     def flat(random_bits, shape, bits):
         if random_bits.shape != shape:
-            raise _WordedError(RANDOM_BITS_SHAPE, random_bits.shape, shape)
+            raise WordedError(RANDOM_BITS_SHAPE, random_bits.shape, shape)
         numbers = np.ascontiguousarray(random_bits).reshape(-1)
         if bits < 64 and numbers.size and np.uint64(numbers.max()) >> np.uint64(bits) != 0:
-            raise _WordedError(RANDOM_BITS_TOO_WIDE, bits, numbers.max())
+            raise WordedError(RANDOM_BITS_TOO_WIDE, bits, numbers.max())
         return numbers
 
     return flat
@@ -227,39 +168,9 @@ def _may_write_over(random_bits, out):
 
 @overload(_may_write_over, jit_options=OVERLOAD_OPTIONS)
 def _overload_may_write_over(random_bits, out):
-    if _absent(random_bits):
+    if absent(random_bits):
         return lambda random_bits, out: False
     return lambda random_bits, out: _overlap(random_bits, out)
-
-
-def _stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
-    """``stochastic_bits`` checked as the Python call checks it (None when not
-    stochastic): ``seed`` and ``random_bits`` are types here, their values
-    are checked at run time."""
-    if not (_absent(seed) or isinstance(seed, types.Integer)):
-        raise errors.NumbaTypeError(f"seed must be an integer, not {seed}")
-    seed_value = None if _absent(seed) else _literal(seed, "seed") if isinstance(seed, types.Literal) else 0
-    random_value = None
-    if not _absent(random_bits):
-        if not isinstance(random_bits, types.Array):
-            raise errors.NumbaTypeError(f"random_bits must be an array of unsigned integers, not {random_bits}")
-        random_value = np.empty((0,) * random_bits.ndim, as_dtype(random_bits.dtype))
-        _checked(lambda a: check_random_bits(a, a.shape, 64), random_value)  # its dtype, as in Python
-        if random_bits.ndim != x.ndim:
-            raise errors.NumbaValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
-    bits_value = _literal(stochastic_bits, "stochastic_bits")
-    return _checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
-
-
-def _require_random_source(conversion, seed, random_bits, wanted="seed= (an integer) or random_bits="):
-    """A stochastic ``conversion`` in ``@njit`` code needs ``seed`` (or
-    ``random_bits``): numbacast draws no seed there (the only source would be
-    the user's ``np.random``, whose draws it would use up)."""
-    if conversion.stochastic and _absent(seed) and _absent(random_bits):
-        raise errors.NumbaTypeError(
-            f"rounding='stochastic' in @njit code needs {wanted}: numbacast does not draw a seed of its own "
-            "there, which would use up draws of your np.random"
-        )
 
 
 @overload(cast, prefer_literal=True, jit_options=OVERLOAD_OPTIONS)
@@ -278,25 +189,25 @@ def _overload_cast(
     if not isinstance(x, types.Array) or not isinstance(to, (types.Literal, types.DType, types.NumberClass)):
         return None
     target, source = _target_type(to), _source_type(x)
-    saturate = _checked(check_saturate, _literal(saturate, "saturate"))
-    rounding, round_mode = _checked(
-        lambda r: check_rounding(r, _literal(round_mode, "round_mode"), target), _literal(rounding, "rounding")
+    saturate = checked(check_saturate, literal(saturate, "saturate"))
+    rounding, round_mode = checked(
+        lambda r: check_rounding(r, literal(round_mode, "round_mode"), target), literal(rounding, "rounding")
     )
-    bits = _stochastic_options(rounding, seed, stochastic_bits, random_bits, x)
-    if _checked(check_packed, _literal(packed, "packed")):
+    bits = stochastic_options(rounding, seed, stochastic_bits, random_bits, x)
+    if checked(check_packed, literal(packed, "packed")):
         raise errors.NumbaValueError(
             "numbacast.cast(..., packed=True) is for Python calls; in @njit code, cast and call numbacast.pack in "
             "Python, or cast to the typed array and view its codes"
         )
     conversion = Conversion.make(source, target, saturate, round_mode, rounding=rounding, stochastic_bits=bits)
-    _require_random_source(conversion, seed, random_bits)
+    require_random_source(conversion, seed, random_bits)
     result_dtype, result_codes = target.storage, kernel_dtype(target)
     # The kernels are called with the argument types of the Python call (a read-only table, a writeable
     # NO_TABLE, fresh starts), so that both use one compiled kernel, from the disk cache.
     if conversion.stochastic:
         codes = kernel_dtype(source)
 
-        key_of = _key if _absent(random_bits) else _no_key
+        key_of = key if absent(random_bits) else no_key
 
         @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
@@ -313,12 +224,12 @@ def _overload_cast(
 
         @helper_jitable
         def apply(src, dst, seed, random_bits, shape):
-            _check_seed(seed)  # given with rounding='stochastic' into a type that holds every value exactly
+            check_seed(seed)  # given with rounding='stochastic' into a type that holds every value exactly
             cast_kernel(src, dst, step, _table(codes_table))
 
-    if not _absent(out):
+    if not absent(out):
         _check_out(out, x, target)
-    direct = not _absent(out) and out.layout == "C"
+    direct = not absent(out) and out.layout == "C"
     contiguous = x.layout == "C"
 
     def impl(

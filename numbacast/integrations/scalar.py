@@ -58,7 +58,8 @@ from ..engine.checks import check_round_mode, check_saturate
 from ..engine.conversion import Conversion, kernel_dtype, scalar_converter
 from ..engine.rounding import ROUND_MODES
 from ..formats.registry import DOUBLE, FLOAT16, INT64, TYPES, resolve
-from .njit import NO_FLOAT16, _checked, _literal
+from .njit import NO_FLOAT16
+from .njit_arguments import checked, literal
 from .numba_types import Element, as_dtype, code_of, element_of
 
 _jit = njit(nogil=True)
@@ -151,7 +152,7 @@ def _scalar_type(value, what):
     if isinstance(value, Element):
         return value.onnx_type
     if isinstance(value, (types.Number, types.Boolean)):
-        return _checked(resolve, as_dtype(types.unliteral(value)))
+        return checked(resolve, as_dtype(types.unliteral(value)))
     raise errors.NumbaTypeError(f"{what} takes one number (a scalar or an array element), not {value}")
 
 
@@ -184,12 +185,12 @@ def _same(value):
 def _overload_encode(value, to, saturate=True, round_mode="up"):
     if not isinstance(to, types.Literal):
         return None
-    source, target = _scalar_type(value, "numbacast.scalar.encode"), _checked(resolve, to.literal_value)
+    source, target = _scalar_type(value, "numbacast.scalar.encode"), checked(resolve, to.literal_value)
     if target.is_string:
         raise errors.NumbaValueError("numbacast.scalar.encode casts numbers only; cast to or from STRING in Python")
     _no_float16(target, "numbacast.scalar.encode")
-    saturate = _checked(check_saturate, _literal(saturate, "saturate"))
-    round_mode = _checked(check_round_mode, _literal(round_mode, "round_mode"))
+    saturate = checked(check_saturate, literal(saturate, "saturate"))
+    round_mode = checked(check_round_mode, literal(round_mode, "round_mode"))
     read, write = _reader(source), _writer(target)
     convert = scalar_converter(Conversion.make(source, target, saturate, round_mode))
     return lambda value, to, saturate=True, round_mode="up": write(convert(read(value)))
@@ -236,7 +237,7 @@ def _check_encode_types(x, saturate, name):
     if not isinstance(x, (types.Integer, types.Float, types.Boolean, Element)):
         raise errors.NumbaTypeError(f"{name} takes one real number, not {x}")
     if not isinstance(saturate, types.Type) or isinstance(saturate, (types.Literal, types.Omitted)):
-        _checked(check_saturate, _literal(saturate, "saturate"))
+        checked(check_saturate, literal(saturate, "saturate"))
     elif not isinstance(saturate, types.Boolean):
         raise errors.NumbaTypeError(f"saturate must be True/False (or 1/0), not {saturate}")
 
