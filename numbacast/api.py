@@ -125,12 +125,15 @@ def cast(
         FLOAT6E2M3, FLOAT6E3M2): return the ONNX wire bytes of the result (see
         :func:`numbacast.pack`), cast and packed in one pass.
     rounding : str, optional
-        How a float target rounds (integer and bool targets ignore it):
-        "nearest_even" (the default: ONNX's rule), "nearest_away",
+        How a float target rounds, and how a float is rounded to an integer
+        for an integer target: "nearest_even", "nearest_away",
         "toward_zero", "toward_positive", "toward_negative" (IEEE 754's
         modes) or "stochastic" (up or down at random, with the probability
-        that makes the mean exact).  Overflow follows the mode and
-        ``saturate``; see the rounding rules in docs/rules.md.
+        that makes the mean exact).  Default: ONNX's rule, "nearest_even"
+        for float targets, "toward_zero" for integer targets ("nearest_even"
+        for the 4- and 2-bit ones).  Overflow follows the mode and
+        ``saturate``; bool targets, and integer targets from integers,
+        round nothing.  See the rounding rules in docs/rules.md.
     seed : int, optional
         For "stochastic": the random numbers of element ``i`` (in C order)
         depend only on ``seed`` and ``i``, so the same seed gives the same bits

@@ -425,21 +425,36 @@ def _encode_e8m0(x, saturate, round_mode, rounding=None, random=None):
     return k + 127
 
 
-def _encode_int(f, x, from_integer):
+def _round_integer(x, rounding, random):
+    """The magnitude of the finite ``x`` rounded to an integer in ``rounding``
+    (``random`` = (r, n) for "stochastic"), the fraction decided as a float
+    target's step is (:func:`_round_up`)."""
+    n, d = x.mag.numerator, x.mag.denominator
+    q, rem = divmod(n, d)
+    if rem and _round_up(2 * rem, d, q & 1, bool(x.sign), rounding, random):
+        q += 1
+    return q
+
+
+def _encode_int(f, x, from_integer, rounding=None, random=None):
+    """An integer target's code: from an integer, its low bits; from a float,
+    rounded in ``rounding`` (None: ONNX's rule, toward zero into 8 to 64 bits,
+    ties to even into 4 and 2 bits), then saturated (8 to 64 bits; NaN 0,
+    +/-inf max/min) or its low bits (4 and 2 bits; NaN and +/-inf 0)."""
     if from_integer:
         if x.kind != "finite" or x.mag.denominator != 1:
             raise ValueError(f"from_integer=True needs an integer, got {x}")
         v = x.mag.numerator
-    elif f.width <= 4:  # int4/uint4/int2/uint2: RNE, low bits
+    elif f.width <= 4:  # int4/uint4/int2/uint2: ties to even by default, low bits
         if x.kind != "finite":
             return 0
-        v = _round_shift(x.mag.numerator, x.mag.denominator, 0)
-    else:  # 8..64 bits: truncate, saturate
+        v = _round_integer(x, rounding or "nearest_even", random)
+    else:  # 8..64 bits: toward zero by default, saturate
         if x.kind == "nan":
             return 0
         if x.kind == "inf":
             return (f.lo if x.sign else f.hi) & f.mask
-        v = x.mag.numerator // x.mag.denominator
+        v = _round_integer(x, rounding or "toward_zero", random)
         v = max(f.lo, -v) if x.sign else min(f.hi, v)
         return v & f.mask
     return (-v if x.sign else v) & f.mask
@@ -453,14 +468,15 @@ def encode(
     ``from_integer`` says the source was an integer type (or bool): integer
     targets then keep the low bits instead of truncating and saturating.
     It changes nothing for the other targets.  ``rounding`` (one of
-    :data:`ROUNDINGS`; None: ties to even, or ``round_mode`` for FLOAT8E8M0)
-    is for float targets; "stochastic" takes ``random`` = (r, n), the
-    element's ``n``-bit random number."""
+    :data:`ROUNDINGS`; None: ties to even, ``round_mode`` for FLOAT8E8M0,
+    ONNX's rule for integer targets) is for float and integer targets;
+    "stochastic" takes ``random`` = (r, n), the element's ``n``-bit random
+    number."""
     f = _fmt(name)
     if isinstance(f, _Float):
         return _encode_float(f, x, saturate, fnuz_inf_to_nan, rounding or "nearest_even", random)
     if isinstance(f, _Int):
-        return _encode_int(f, x, from_integer)
+        return _encode_int(f, x, from_integer, rounding, random)
     if f == "bool":
         return 0 if x.kind == "finite" and not x.mag else 1
     return _encode_e8m0(x, saturate, round_mode, rounding, random)

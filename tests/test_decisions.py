@@ -332,6 +332,32 @@ def test_float_to_small_integers_rounds_half_even_then_keeps_low_bits():
     assert cast(x, "uint2").astype(np.int8).tolist() == [2, 0, 0, 2, 0, 0, 0, 0, 0, 0]
 
 
+def test_rounding_into_integers_rounds_then_saturates_or_keeps_low_bits():
+    """Rule: docs/rules.md#rule-rounding-integers"""
+    x = np.array([2.5, -2.5], np.float32)
+    by_mode = {
+        None: [2, -2],
+        "toward_zero": [2, -2],
+        "nearest_even": [2, -2],
+        "nearest_away": [3, -3],
+        "toward_positive": [3, -2],
+        "toward_negative": [2, -3],
+    }
+    for rounding, expected in by_mode.items():
+        assert cast(x, "int8", rounding=rounding).tolist() == expected
+    assert cast(np.array([-0.5]), "int4", rounding="toward_negative").astype(np.int8).tolist() == [-1]
+    assert cast(np.array([-0.5]), "uint4", rounding="toward_negative").astype(np.int8).tolist() == [15]
+    assert cast(np.array([127.5, NAN, INF]), "int8", rounding="nearest_even").tolist() == [127, 0, 127]
+    assert np.array_equal(cast(x, "int4", rounding="nearest_even"), cast(x, "int4"))
+    draws = cast(np.full(100000, -2.3), "int8", rounding="stochastic", seed=0)
+    assert set(draws.tolist()) == {-2, -3} and abs(draws.mean() + 2.3) < 0.01
+    three_bits = cast(np.full(100000, -2.3), "int8", rounding="stochastic", seed=0, stochastic_bits=3)
+    assert abs((three_bits == -3).mean() - 0.25) < 0.01
+    assert cast(np.array([4.0, -7.0]), "int8", rounding="stochastic", seed=1).tolist() == [4, -7]
+    with pytest.raises(ValueError, match="ONNX's rule only"):
+        cast(np.array(["2.5"]), "int8", rounding="nearest_away")
+
+
 def test_bool_source_is_zero_or_one():
     """Rule: docs/rules.md#rule-bool-source"""
     b = np.array([True, False])

@@ -84,11 +84,18 @@ def test_stochastic_rounding_in_njit_code_needs_a_seed_or_random_bits():
         unseeded(EDGES)
 
     @njit
-    def into_integers(a):  # integer targets ignore rounding, as in Python
+    def into_integers(a):  # floats round stochastically into integer types too
         return numbacast.cast(a, "int8", rounding="stochastic")
 
-    finite = EDGES[np.isfinite(EDGES) & (np.abs(EDGES) < 100)]
-    assert np.array_equal(into_integers(finite), numbacast.cast(finite, "int8", rounding="stochastic"))
+    with pytest.raises(TypingError, match=re.escape("needs seed= (an integer) or random_bits=")):
+        into_integers(EDGES)
+
+    @njit
+    def from_integers(a):  # nothing rounds: no seed needed
+        return numbacast.cast(a, "int8", rounding="stochastic")
+
+    integers = np.arange(-300, 300, 7, dtype=np.int32)
+    assert np.array_equal(from_integers(integers), numbacast.cast(integers, "int8"))
 
 
 @njit

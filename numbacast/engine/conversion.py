@@ -108,7 +108,11 @@ class Conversion:
         nan_free=False,
     ):
         """The normalised conversion.  ``rounding`` None is the ONNX default:
-        ``round_mode`` for FLOAT8E8M0, ties to even for the other targets;
+        ``round_mode`` for FLOAT8E8M0, from a float into an integer type
+        :func:`~numbacast.engine.rounding.integer_rounding` (toward zero, or
+        ties to even into the 4- and 2-bit types), ties to even for the other
+        targets (where nothing rounds, integers and BOOL from integers and
+        BOOL from anything, the rounding is ties to even whatever was given);
         ``stochastic_bits`` None is :data:`~numbacast.engine.rounding.FULL_BITS`."""
         target_format = target.format
         if target not in SATURATING and not is_custom(target):
@@ -122,7 +126,9 @@ class Conversion:
             round_mode = next((m for m, same in rounding_modes.E8M0_ROUND_MODES.items() if rounding in same), "up")
         else:
             round_mode = "up"
-            if rounding is None or not target.is_float or exactly_representable(source, target):
+            if target.is_integer and source.is_float:  # ONNX's rule unless told otherwise
+                rounding = rounding_modes.integer_rounding(target.bits) if rounding is None else rounding
+            elif rounding is None or not target.is_float or exactly_representable(source, target):
                 rounding = rounding_modes.NEAREST_EVEN
         if rounding == rounding_modes.STOCHASTIC:
             stochastic_bits = rounding_modes.FULL_BITS if stochastic_bits is None else int(stochastic_bits)
@@ -486,8 +492,17 @@ def _stage(kind, wide_int, conversion, part):
         if kind == "int":
             mask = fmt.mask
             return _jit(lambda x: np.int64(x) & mask) if fmt.bits < 8 else _identity
-        # float_to_int's function itself (it makes x a float of the kind): one inlined function less
-        return codecs.float_to_int(fmt, np.float32 if kind == "f32" else np.float64)
+        real = np.float32 if kind == "f32" else np.float64
+        to_int = codecs.float_to_int(fmt, real)
+        if rounding == rounding_modes.integer_rounding(fmt.bits):
+            return to_int  # float_to_int's function itself (it makes x a float of the kind): one inlined function less
+        # another rounding first to an integer value, which float_to_int then converts exactly
+        to_integer = rounding_modes.integral_rounder(rounding, real, bits or rounding_modes.FULL_BITS, part)
+        if part in (rounding_modes.CHECK, rounding_modes.REDUCE):
+            return to_integer
+        if random:
+            return _jit(lambda x, r: to_int(to_integer(x, r)))
+        return _jit(lambda x: to_int(to_integer(x, _NO_RANDOM)))
 
     def encoder(source):
         """``(encode, takes_r)``: rounds from float32 or float64 bits to a float

@@ -13,6 +13,8 @@ and ``rule-stochastic-*``).
 * :func:`e8m0_rounding_encoder` is FLOAT8E8M0's encoder in every mode; ONNX's
   ``round_mode`` up, down and nearest are three of them (:data:`E8M0_ROUND_MODES`).
 * :func:`int_to_float64_rounded` converts a 64-bit integer to DOUBLE in a mode.
+* :func:`integral_rounder` rounds a float to an integer value in a mode, for
+  the integer targets (whose default, ONNX's rule, is :func:`integer_rounding`).
 * :func:`random64` is the counter-based generator of stochastic rounding: the
   random bits of element ``i`` are a hash of (seed, ``i``) only.
 
@@ -859,6 +861,82 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
         return -magnitude if negative else magnitude
 
     return convert
+
+
+#: The rounding of a float into an integer type when ``rounding=`` is not
+#: given: ONNX's, toward zero into the 8- to 64-bit integers and ties to even
+#: into the 4- and 2-bit ones (see :func:`integer_rounding`).
+INTEGER_DEFAULT, SUB_BYTE_INTEGER_DEFAULT = TOWARD_ZERO, NEAREST_EVEN
+
+
+def integer_rounding(bits):
+    """The rounding ONNX gives a float cast into an integer type of ``bits``
+    bits, the default of ``rounding=`` there: toward zero from 8 bits up,
+    ties to even for the 4- and 2-bit types."""
+    return INTEGER_DEFAULT if bits >= 8 else SUB_BYTE_INTEGER_DEFAULT
+
+
+@functools.cache
+def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
+    """``round(x, r) -> real``: the float ``x`` (a ``real``, np.float32 or
+    np.float64) rounded to an integer in ``rounding``, as a float of its
+    type (an integer value of it is exact); NaN and the infinities stay
+    themselves, and the sign of a result of zero is the sign of ``x``.  The
+    deterministic modes are the processor's roundings to an integral value
+    (``llvm.rint``, ``trunc``, ``ceil``, ``floor``; ties away from the
+    truncation and the exact remainder).  Stochastic rounding takes the
+    fraction below the units place from the bits, in units of ``2**-s``,
+    and moves the magnitude up by :func:`stochastic_up`, as the float
+    encoders do a step of their target.  ``part`` (stochastic rounding, see
+    :data:`PARTS`): every part is the rounder but :data:`CHECK` (never
+    zero: the fast pass is already exact) and :data:`REDUCE` (the random
+    number whole)."""
+    if part == CHECK:
+        return _settled
+    if part == REDUCE:
+        return _identity
+    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
+    if even:
+        return _jit(lambda x, r: np.rint(real(x)))
+    if up_positive:
+        return _jit(lambda x, r: np.ceil(real(x)))
+    if up_negative:
+        return _jit(lambda x, r: np.floor(real(x)))
+    if away:
+        half, one, zero = real(0.5), real(1.0), real(0.0)
+
+        @_jit
+        def ties_away(x, r):
+            x = real(x)
+            t = np.trunc(x)
+            return t + choose(np.abs(x - t) >= half, np.copysign(one, x), zero)
+
+        return ties_away
+    if not random:
+        return _jit(lambda x, r: np.trunc(real(x)))
+    fmt = formats.FLOAT32 if real is np.float32 else formats.FLOAT64
+    uint, _, from_bits = source_arithmetic(fmt)
+    width = uint(8 * np.dtype(uint).itemsize)
+    mantissa_mask, implicit = uint((1 << fmt.mantissa_bits) - 1), uint(1 << fmt.mantissa_bits)
+    magnitude_mask, exponent_shift = uint(fmt.magnitude_mask), uint(fmt.mantissa_bits)
+    units = fmt.bias + fmt.mantissa_bits  # the biased exponent from which every value is an integer
+    one, zero, top_shift = uint(1), uint(0), width - uint(1)
+
+    @_jit
+    def stochastic_integer(x, r):
+        x = real(x)
+        a = uint(float_bits(x) & magnitude_mask)
+        e = np.int64(a >> exponent_shift)
+        s = units - larger(e, np.int64(1))  # bits of the significand below the units place
+        m = uint(uint(a & mantissa_mask) | choose(e != 0, implicit, zero))
+        cut = uint(smaller(uint(larger(s, np.int64(0))), top_shift))  # m < 2**(width - 1): m >> cut is 0 beyond
+        whole = uint(m >> cut)
+        rem = uint(m & uint(uint(one << cut) - one))
+        up = (s > 0) & (rem != 0) & stochastic(rem, larger(s, np.int64(1)), r)
+        rounded = np.copysign(real(whole + uint(up)), x)
+        return choose(s > 0, rounded, x)  # NaN, the infinities and every integer: x itself
+
+    return stochastic_integer
 
 
 def decodes_exactly(result, fmt):

@@ -23,6 +23,7 @@ from ..engine.arrays import run
 from ..engine.checks import check_out, check_out_type
 from ..engine.conversion import Conversion
 from ..engine.kernels import split_run
+from ..engine.rounding import integer_rounding
 from ..formats.registry import DOUBLE, FLOAT, FLOAT8E8M0, INT64, UINT64, resolve
 from .parsing import EXACT_FLOATS, QUICK_FLOATS, QUICK_INTEGERS, READ_EXACT, READ_FLOATS, READ_INTEGERS, READ_NUMBER
 from .printing import float_decimal_kernel, integer_decimal_kernel, text_kernel
@@ -161,6 +162,11 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     """Read every text of ``array`` as a number of the ONNX type ``target``."""
     if target is DOUBLE and rounding not in (None, "nearest_even"):
         raise ValueError(f"texts are read into DOUBLE to nearest, ties to even only, not rounding={rounding!r}")
+    if target.is_integer and rounding not in (None, integer_rounding(target.bits)):
+        raise ValueError(
+            f"texts are read into {target.onnx_name} by ONNX's rule only ({integer_rounding(target.bits)}), not "
+            f"rounding={rounding!r}; read them as DOUBLE, then cast that with rounding={rounding!r} (two roundings)"
+        )
     if out is not None:
         check_out(out, array.shape, target)
     chars = code_points(array)
