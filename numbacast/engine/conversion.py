@@ -111,8 +111,8 @@ class Conversion:
         ``round_mode`` for FLOAT8E8M0, from a float into an integer type
         :func:`~numbacast.engine.rounding.integer_rounding` (toward zero, or
         ties to even into the 4- and 2-bit types), ties to even for the other
-        targets (where nothing rounds, integers and BOOL from integers and
-        BOOL from anything, the rounding is ties to even whatever was given);
+        targets.  Where nothing rounds (BOOL, and integer targets from
+        integers) the rounding is ties to even whatever was given;
         ``stochastic_bits`` None is :data:`~numbacast.engine.rounding.FULL_BITS`."""
         target_format = target.format
         if target not in SATURATING and not is_custom(target):

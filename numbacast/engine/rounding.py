@@ -863,17 +863,11 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
     return convert
 
 
-#: The rounding of a float into an integer type when ``rounding=`` is not
-#: given: ONNX's, toward zero into the 8- to 64-bit integers and ties to even
-#: into the 4- and 2-bit ones (see :func:`integer_rounding`).
-INTEGER_DEFAULT, SUB_BYTE_INTEGER_DEFAULT = TOWARD_ZERO, NEAREST_EVEN
-
-
 def integer_rounding(bits):
     """The rounding ONNX gives a float cast into an integer type of ``bits``
     bits, the default of ``rounding=`` there: toward zero from 8 bits up,
     ties to even for the 4- and 2-bit types."""
-    return INTEGER_DEFAULT if bits >= 8 else SUB_BYTE_INTEGER_DEFAULT
+    return TOWARD_ZERO if bits >= 8 else NEAREST_EVEN
 
 
 @functools.cache
@@ -915,7 +909,7 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
     if not random:
         return _jit(lambda x, r: np.trunc(real(x)))
     fmt = formats.FLOAT32 if real is np.float32 else formats.FLOAT64
-    uint, _, from_bits = source_arithmetic(fmt)
+    uint = source_arithmetic(fmt)[0]
     width = uint(8 * np.dtype(uint).itemsize)
     mantissa_mask, implicit = uint((1 << fmt.mantissa_bits) - 1), uint(1 << fmt.mantissa_bits)
     magnitude_mask, exponent_shift = uint(fmt.magnitude_mask), uint(fmt.mantissa_bits)
