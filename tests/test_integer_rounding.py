@@ -11,6 +11,7 @@ of each target; ``NUMBACAST_FULL_SWEEP=1`` sweeps every pair.
 """
 
 import os
+from fractions import Fraction
 
 import exact
 import numpy as np
@@ -191,3 +192,40 @@ def test_texts_take_onnx_rule_only():
         numbacast.cast(texts, "int8", rounding="nearest_even")
     with pytest.raises(ValueError, match="not rounding='toward_zero'"):
         numbacast.cast(texts, "int4", rounding="toward_zero")
+
+
+@pytest.mark.parametrize("bits", [32, 40, 64])
+def test_stochastic_decisions_at_the_fast_pass_edge(bits):
+    """Random numbers whose top 32 bits ``r`` put ``h + r`` (``h`` the top 32
+    bits of the fraction) at ``2**32 - 2`` and ``2**32 - 1``, where the fast
+    pass leaves the decision to the full one, and one either side, with the
+    low bits all zeros and all ones, on float64 values whose fractions have
+    bits below ``2**-32`` (where those low bits decide): the reference's
+    decision every time."""
+    rng = np.random.default_rng(bits)
+    base = np.concatenate(
+        [
+            rng.standard_normal(200) * 40,
+            0.5 + 2.0**-40 * rng.integers(-(2**12), 2**12, 100),
+            np.array([2.0**-33, 2.0**-40, 2.0**-70, 1 - 2.0**-53, 7.0, -(2.0**-35) * 3]),
+        ]
+    )
+    values, numbers = [], []
+    for x in base.tolist():
+        fraction = abs(Fraction(x)) - int(abs(x))
+        h = int(fraction * (1 << 32))
+        for total in ((1 << 32) - 3, (1 << 32) - 2, (1 << 32) - 1, 1 << 32):
+            top = total - h
+            if 0 <= top < (1 << 32):
+                for low in {0, (1 << (bits - 32)) - 1}:
+                    values.append(x)
+                    numbers.append((top << (bits - 32)) | low)
+    values = np.array(values)
+    r = np.array(numbers, np.uint64)
+    got = numbacast.cast(values, "int16", rounding="stochastic", random_bits=r, stochastic_bits=bits)
+    codes = values.view(np.uint64).tolist()
+    expected = [
+        exact.encode("int16", exact.decode("double", c), rounding="stochastic", random=(int(ri), bits))
+        for c, ri in zip(codes, r.tolist())
+    ]
+    assert got.view(np.uint16).astype(np.uint64).tolist() == expected

@@ -882,9 +882,11 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
     fraction below the units place from the bits, in units of ``2**-s``,
     and moves the magnitude up by :func:`stochastic_up`, as the float
     encoders do a step of their target.  ``part`` (stochastic rounding, see
-    :data:`PARTS`): every part is the rounder but :data:`CHECK` (never
-    zero: the fast pass is already exact) and :data:`REDUCE` (the random
-    number whole)."""
+    :data:`PARTS`): with 32 random bits or more, :func:`_fast_integral_rounder`;
+    with fewer, every part is the rounder but :data:`CHECK` (never zero: the
+    fast pass is already exact) and :data:`REDUCE` (the random number whole)."""
+    if rounding == STOCHASTIC and stochastic_bits >= _FAST_BITS and part != FULL:
+        return _fast_integral_rounder(real, stochastic_bits, part)
     if part == CHECK:
         return _settled
     if part == REDUCE:
@@ -931,6 +933,55 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
         return choose(s > 0, rounded, x)  # NaN, the infinities and every integer: x itself
 
     return stochastic_integer
+
+
+#: The random bits the fast pass of stochastic rounding into integers decides by.
+_FAST_BITS = 32
+
+
+@functools.cache
+def _fast_integral_rounder(real, stochastic_bits, part):
+    """The parts of stochastic rounding into integers with ``stochastic_bits``
+    of 32 or more, but FULL: :data:`REDUCE` keeps the random number's top 32
+    bits ``r``; :data:`FAST` moves ``|x|`` up when ``h + r >= 2**32``, ``h`` the
+    top 32 bits of its fraction (``floor(p * 2**32)``, computed in float64,
+    exact); :data:`CHECK` is zero where ``h + r`` is ``2**32 - 2`` or ``2**32 -
+    1``, the only sums where the dropped bits (of the fraction rounded to
+    ``stochastic_bits`` bits, which may carry into ``h``, and of the number)
+    can change the decision: there FULL decides.  FAST and CHECK run in
+    float64 and 32-bit lanes, where FULL takes 64-bit integer lanes
+    (:func:`stochastic_up`)."""
+    drop = np.uint64(stochastic_bits - _FAST_BITS)
+    if part == REDUCE:
+        return _jit(lambda r: np.uint32(np.uint64(r) >> drop))
+    scale, offset, flip = np.float64(2.0**32), np.float64(2.0**31), np.uint32(0x80000000)
+    zero, ones, window = np.float64(0.0), np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
+
+    @register_jitable(inline="always")
+    def high_fraction(a):
+        """``floor(p * 2**32)`` of the fraction ``p`` of ``a`` (0 for NaN and infinities), as a uint32."""
+        p = a - np.floor(a)
+        p = choose(p == p, p, zero)
+        return np.uint32(np.int32(np.floor(p * scale) - offset)) ^ flip  # exact: float64 holds the integers
+
+    if part == CHECK:
+
+        @_jit
+        def check(x, reduced):
+            total = np.uint32(high_fraction(np.abs(np.float64(x))) + np.uint32(reduced))
+            return np.uint32(total <= window)
+
+        return check
+
+    @_jit
+    def fast(x, reduced):
+        x = real(x)
+        a = np.abs(np.float64(x))
+        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))  # h + r >= 2**32
+        rounded = real(np.copysign(np.floor(a) + np.float64(up), np.float64(x)))
+        return choose(np.isfinite(x), rounded, x)
+
+    return fast
 
 
 def decodes_exactly(result, fmt):
