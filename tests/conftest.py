@@ -179,6 +179,26 @@ def _random_harness(f, conversion, dtype):
     return apply
 
 
+def check_harness(values, source, target, rounding, saturates=(True,)):
+    """The conversion of ``values`` against the reference, for each of ``saturates``."""
+    from numbacast.engine.conversion import Conversion
+
+    s, t = numbacast.resolve(source), numbacast.resolve(target)
+    found = [Conversion.make(s, t, saturate, rounding=rounding) for saturate in saturates]
+    rows = converter_harness(found)(values)
+    codes = values.reshape(-1).view(f"u{values.dtype.itemsize}")
+    for conversion, row in zip(found, rows):
+        options = dict(saturate=conversion.saturate, rounding=rounding)
+        check_against_reference(source, codes, target, options, row.view(f"u{row.dtype.itemsize}"))
+
+
+def every_16_bit_value(source):
+    """Every code of the 16-bit ``source``, as exact float64 values."""
+    storage = numbacast.resolve(source).storage
+    with np.errstate(invalid="ignore"):  # ml_dtypes warns on its NaNs
+        return np.arange(1 << 16, dtype=np.uint16).view(storage).astype(np.float64)
+
+
 def nvfp4_tie_block():
     """``(x, d)``: one NVFP4 block whose divisor is ``d`` when ``d`` is the
     tensor scale (its block scale is 1.0, from the 6.0 it holds), and whose

@@ -16,11 +16,10 @@ from fractions import Fraction
 import exact
 import numpy as np
 import pytest
-from conftest import check_against_reference, converter_harness
+from conftest import check_against_reference, check_harness, every_16_bit_value
 from numba import njit
 
 import numbacast
-from numbacast.engine.conversion import Conversion
 
 FULL_SWEEP = os.environ.get("NUMBACAST_FULL_SWEEP") == "1"
 MODES = ("nearest_even", "nearest_away", "toward_zero", "toward_positive", "toward_negative")
@@ -40,13 +39,6 @@ def sample():
 PAIRS = every_pair() if FULL_SWEEP else sample()
 
 
-def decoded(source):
-    """Every code of the 16-bit ``source``, as exact float64 values."""
-    storage = numbacast.resolve(source).storage
-    with np.errstate(invalid="ignore"):  # ml_dtypes warns on its NaNs
-        return np.arange(1 << 16, dtype=np.uint16).view(storage).astype(np.float64)
-
-
 def edge_values(target, dtype):
     """``dtype`` values at and between the integers around zero and around
     ``target``'s bounds (halves, a step either side of each), and beyond."""
@@ -62,20 +54,12 @@ def edge_values(target, dtype):
     return np.concatenate(steps + [np.array(specials, dtype)])
 
 
-def check_harness(values, source, target, rounding):
-    """The conversion of ``values`` (of the float type ``source``) in ``rounding`` against the reference."""
-    conversion = Conversion.make(numbacast.resolve(source), numbacast.resolve(target), rounding=rounding)
-    (row,) = converter_harness([conversion])(values)
-    codes = values.reshape(-1).view(f"u{values.dtype.itemsize}")
-    check_against_reference(source, codes, target, {"rounding": rounding}, row.view(f"u{row.dtype.itemsize}"))
-
-
 @pytest.mark.parametrize("target,rounding", PAIRS)
 def test_every_16_bit_code(target, rounding):
     """Every value of FLOAT16 or BFLOAT16 (by turns), through DOUBLE as a
     16-bit source's table is made."""
     source = SOURCES16[PAIRS.index((target, rounding)) % len(SOURCES16)]
-    check_harness(decoded(source), "double", target, rounding)
+    check_harness(every_16_bit_value(source), "double", target, rounding)
 
 
 @pytest.mark.parametrize("target", TARGETS)

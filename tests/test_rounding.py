@@ -19,7 +19,7 @@ from fractions import Fraction
 import exact
 import numpy as np
 import pytest
-from conftest import check_against_reference, converter_harness
+from conftest import check_against_reference, check_harness, converter_harness, every_16_bit_value
 
 import numbacast
 from numbacast.engine.conversion import Conversion
@@ -100,29 +100,11 @@ def edge_values(target, dtype):
     return np.concatenate(spread + [np.array(specials, dtype)])
 
 
-def check_harness(values, source, target, rounding, saturates=(True,)):
-    """The conversion of ``values`` against the reference, for each of ``saturates``."""
-    s, t = numbacast.resolve(source), numbacast.resolve(target)
-    found = [Conversion.make(s, t, saturate, rounding=rounding) for saturate in saturates]
-    rows = converter_harness(found)(values)
-    codes = values.reshape(-1).view(f"u{values.dtype.itemsize}")
-    for conversion, row in zip(found, rows):
-        options = dict(saturate=conversion.saturate, rounding=rounding)
-        check_against_reference(source, codes, target, options, row.view(f"u{row.dtype.itemsize}"))
-
-
-def decoded(source):
-    """Every code of the 16-bit ``source``, as exact float64 values."""
-    storage = numbacast.resolve(source).storage
-    with np.errstate(invalid="ignore"):  # ml_dtypes warns on its NaNs
-        return np.arange(1 << 16, dtype=np.uint16).view(storage).astype(np.float64)
-
-
 @pytest.mark.parametrize("target,rounding,saturate", COMBINATIONS)
 def test_rounding_against_the_exact_reference(target, rounding, saturate):
     """Every value of a 16-bit source and the float64 edges of the target."""
     source = SOURCES16[COMBINATIONS.index((target, rounding, saturate)) % len(SOURCES16)]
-    values = np.concatenate([decoded(source), edge_values(target, np.float64)])
+    values = np.concatenate([every_16_bit_value(source), edge_values(target, np.float64)])
     check_harness(values, "double", target, rounding, (saturate,))
 
 

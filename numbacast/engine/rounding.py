@@ -957,7 +957,7 @@ def _fast_integral_rounder(real, stochastic_bits, part):
     scale, offset, flip = np.float64(2.0**32), np.float64(2.0**31), np.uint32(0x80000000)
     zero, ones, window = np.float64(0.0), np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
 
-    @register_jitable(inline="always")
+    @_jit
     def high_fraction(a):
         """``floor(p * 2**32)`` of the fraction ``p`` of ``a`` (0 for NaN and infinities), as a uint32."""
         p = a - np.floor(a)
