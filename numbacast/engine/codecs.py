@@ -39,9 +39,9 @@ from .bits import (
     narrows_to_bytes_by_packs,
     smaller,
 )
-from .cache import helper_njit
+from .cache import codec_njit
 
-_jit = helper_njit
+_jit = codec_njit
 
 
 def overflow_codes(target, saturate, inf_to_nan=False):

@@ -49,9 +49,9 @@ from .bits import (
     half_to_float,
     half_value,
 )
-from .cache import OVERLOAD_OPTIONS, helper_njit
+from .cache import OVERLOAD_OPTIONS, codec_njit
 
-_jit = helper_njit
+_jit = codec_njit
 
 #: The targets whose overflow ``saturate`` chooses.
 SATURATING = frozenset((FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0))
