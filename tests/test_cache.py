@@ -407,3 +407,38 @@ def test_a_kernel_compiles_with_the_garbage_collector_paused(tmp_path):
     assert probe["misses"] == 3  # every kernel compiled, none loaded
     assert probe["collections"] <= 2  # the one after the compilation, at most one more in the cast around it
     assert probe["enabled_after"] and probe["still_off"]
+
+
+COMPILE_PROBE = textwrap.dedent("""
+    import json
+    import numpy as np
+    import numbacast
+    from numba.core import event
+    numbacast.cast(np.ones(4, np.float32), "float16")  # Numba imported and set up
+    compiled = {}
+
+    class Compilations(event.Listener):
+        def on_start(self, ev):
+            compiled[target].append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Compilations()):
+        for target in ("int8", "uint4", "float8e5m2fnuz", "float8e4m3fn", "bfloat16", "float8e8m0"):
+            compiled[target] = []
+            numbacast.cast(np.ones(4, np.float32), target)
+    print(json.dumps(compiled))
+""")
+
+
+def test_a_first_small_cast_compiles_its_kernel_and_element_function_only(tmp_path):
+    """A first cast of a small array compiles two functions, the serial
+    kernel and the pair's element function: the codecs it goes through are
+    typed inside the element function (``codec_njit``), not compiled each
+    on its own (which made three or four compilations of a pair)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", COMPILE_PROBE], env=env, capture_output=True, text=True, check=True)
+    compiled = json.loads(result.stdout.strip().splitlines()[-1])
+    element_function = "_overload_convert_element.<locals>.<lambda>"
+    assert compiled == {target: ["serial_kernel", element_function] for target in compiled}
