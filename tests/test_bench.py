@@ -83,6 +83,40 @@ def test_bad_arguments(capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+def test_rerun_into_replaces_the_rows_it_ran_and_notes_the_rerun(capsys, tmp_path):
+    path = tmp_path / "bench.json"
+    run_bench(capsys, "--pairs", "int32:int8,float:bool", "--groups", "numpy", "--json", str(path))
+    first = json.loads(path.read_text(encoding="utf-8"))
+    first["groups"][0]["rows"][0]["numbacast"] = -1.0  # a value no run gives, to see it replaced
+    path.write_text(json.dumps(first), encoding="utf-8")
+    out = run_bench(capsys, "--pairs", "int32:int8", "--groups", "numpy", "--rerun-into", str(path))
+    assert f"rows replaced in {path}" in out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    [group] = data["groups"]
+    assert [row["pair"] for row in group["rows"]] == ["INT32 -> INT8", "FLOAT -> BOOL"]  # in place
+    assert group["rows"][0]["numbacast"] > 0  # the re-run's row
+    assert group["rows"][1] == first["groups"][0]["rows"][1]  # a row the re-run did not run is kept
+    [rerun] = data["reruns"]
+    assert rerun["groups"] == ["numpy"] and str(tmp_path) not in json.dumps(data)
+    assert rerun["command"] == "python -m numbacast bench --size 4096 --repeat 1 --pairs int32:int8 --groups numpy"
+    assert data["summary"]["rows"] == 2 == sum(data["summary"][k] for k in ("PASS", "short", "n/a"))
+
+
+def test_rerun_into_refuses_a_record_of_other_runs(capsys, tmp_path):
+    path = tmp_path / "bench.json"
+    run_bench(capsys, "--pairs", "int32:int8", "--groups", "numpy", "--json", str(path))
+
+    def refused(size):
+        with pytest.raises(SystemExit) as exit_:
+            bench.main(["--size", size, "--groups", "numpy", "--pairs", "int32:int8", "--rerun-into", str(path)])
+        assert exit_.value.code == 2
+        return capsys.readouterr().err
+
+    assert "holds runs of 4096 elements" in refused("8192")
+    path.write_text("[]", encoding="utf-8")
+    assert "is not a record written by --json" in refused("4096")
+
+
 def test_json_writes_the_results_and_the_machine(capsys, tmp_path):
     path = tmp_path / "bench.json"
     out = run_bench(capsys, "--pairs", "int32:int8", "--groups", "numpy", "--json", str(path))

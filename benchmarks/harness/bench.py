@@ -603,6 +603,12 @@ def parser():
         metavar="FILE.json",
         help="also write the results and the machine's description to this file (the docs render it)",
     )
+    p.add_argument(
+        "--rerun-into",
+        metavar="FILE.json",
+        help="put this run's rows into the record FILE.json (written by --json on the same CPU target and size) "
+        "in place of the same pairs' rows, and note the re-run in its 'reruns'",
+    )
     p.add_argument("--quick", action="store_true", help="a smaller, shorter run to check that everything works")
     p.add_argument(
         "--cpu",
@@ -677,6 +683,12 @@ def main(argv=None):
         from .plot import check_plotting
 
         check_plotting(p)
+    record = None
+    if args.rerun_into:
+        try:
+            record = record_to_rerun(args.rerun_into, size)
+        except (OSError, ValueError) as error:
+            p.error(f"--rerun-into: {error}")
     heading = describe_run(size, repeat)
     print(heading)
     results = []
@@ -696,6 +708,11 @@ def main(argv=None):
             json.dump(results_json(results, size, repeat, argv_for_record(argv)), f, indent=1)
             f.write("\n")
         print(f"results written to {args.json}")
+    if record is not None:
+        with open(args.rerun_into, "w", encoding="utf-8") as f:
+            json.dump(with_rerun(record, results_json(results, size, repeat, argv_for_record(argv))), f, indent=1)
+            f.write("\n")
+        print(f"rows replaced in {args.rerun_into}")
     if args.plot:
         from .plot import plot
 
@@ -769,6 +786,10 @@ def threading_layer_name():
         return config.THREADING_LAYER
 
 
+#: The options that name a file of this machine, which a record leaves out.
+_FILE_OPTIONS = ("--json", "--plot", "--rerun-into")
+
+
 def argv_for_record(argv):
     """The command-line arguments of this run as a record shows them: without file names."""
     args = list(argv) if argv is not None else sys.argv[1:]
@@ -778,10 +799,10 @@ def argv_for_record(argv):
         if skip:
             skip = False
             continue
-        if arg in ("--json", "--plot"):
+        if arg in _FILE_OPTIONS:
             skip = True
             continue
-        if arg.startswith(("--json=", "--plot=")):
+        if arg.startswith(tuple(option + "=" for option in _FILE_OPTIONS)):
             continue
         shown.append(arg)
     return shown
@@ -800,7 +821,6 @@ def results_json(results, size, repeat, argv=()):
     four significant digits), the spread (the quartiles of the ratios of the
     alternated pairs of runs, None for untimed rows) and the result ("PASS",
     "short" or "n/a (why)")."""
-    outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
     return {
         "format": 1,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -833,18 +853,64 @@ def results_json(results, size, repeat, argv=()):
             }
             for group, rows in results
         ],
-        "summary": {
-            "PASS": outcomes.count("PASS"),
-            "short": outcomes.count("short"),
-            "n/a": outcomes.count("n/a"),
-            "rows": len(outcomes),
-        },
+        "summary": outcome_counts(row.result for _, rows in results for row in rows),
     }
 
 
-def summary(results):
-    outcomes = [row.result.split(" ")[0] for _, rows in results for row in rows]
-    return (
-        f"{outcomes.count('PASS')} PASS, {outcomes.count('short')} short, {outcomes.count('n/a')} n/a "
-        f"of {len(outcomes)} rows"
+def record_to_rerun(path, size):
+    """The record at ``path`` (written by ``--json``), checked to be of runs
+    like this one: the same elements per cast and the same CPU target."""
+    with open(path, encoding="utf-8") as f:
+        record = json.load(f)
+    if not isinstance(record, dict) or record.get("format") != 1 or "groups" not in record:
+        raise ValueError(f"{path} is not a record written by --json")
+    cpu = list(targeted_cpu())
+    recorded = [record["machine"].get("numba_cpu_name"), record["machine"].get("numba_cpu_features")]
+    if record.get("size") != size or recorded != cpu:
+        raise ValueError(
+            f"{path} holds runs of {record.get('size')} elements for the CPU target {recorded[0]}; "
+            f"this run is of {size} elements for {cpu[0]}"
+        )
+    return record
+
+
+def with_rerun(record, rerun):
+    """``record`` with the rows of the run ``rerun`` (both as
+    :func:`results_json` makes them) in place of the same groups' rows of the
+    same pairs (rows and groups it lacks added at the end), ``rerun`` noted in
+    its ``reruns`` (the groups, when, the command) and its summary counted
+    again: a re-run replaces what it ran, whatever it gives."""
+    groups = {group["key"]: group for group in record["groups"]}
+    for group in rerun["groups"]:
+        if group["key"] not in groups:
+            groups[group["key"]] = group
+            record["groups"].append(group)
+            continue
+        rows = groups[group["key"]]["rows"]
+        at = {row["pair"]: i for i, row in enumerate(rows)}
+        for row in group["rows"]:
+            if row["pair"] in at:
+                rows[at[row["pair"]]] = row
+            else:
+                rows.append(row)
+    record.setdefault("reruns", []).append(
+        {
+            "groups": [group["key"] for group in rerun["groups"]],
+            "created": rerun["created"],
+            "command": rerun["command"],
+        }
     )
+    record["summary"] = outcome_counts(row["result"] for group in record["groups"] for row in group["rows"])
+    return record
+
+
+def outcome_counts(results):
+    """How many of the rows' ``results`` ("PASS", "short", "n/a (why)") are of each kind, and of all."""
+    outcomes = [result.split(" ")[0] for result in results]
+    counts = {kind: outcomes.count(kind) for kind in ("PASS", "short", "n/a")}
+    return {**counts, "rows": len(outcomes)}
+
+
+def summary(results):
+    counts = outcome_counts(row.result for _, rows in results for row in rows)
+    return f"{counts['PASS']} PASS, {counts['short']} short, {counts['n/a']} n/a of {counts['rows']} rows"
