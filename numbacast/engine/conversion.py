@@ -49,7 +49,7 @@ from .bits import (
     half_to_float,
     half_value,
 )
-from .cache import OVERLOAD_OPTIONS, codec_njit
+from .cache import OVERLOAD_OPTIONS, codec_njit, helper_njit
 
 _jit = codec_njit
 
@@ -583,20 +583,22 @@ def stages(conversion, part=rounding_modes.FULL):
 def scalar_converter(conversion, part=rounding_modes.FULL):
     """The ``@njit`` function mapping one source element to one target element
     (``convert_one(value, r)`` for a stochastic conversion, ``r`` the
-    element's random number, ``part`` one of :data:`~numbacast.engine.rounding.PARTS`)."""
+    element's random number, ``part`` one of :data:`~numbacast.engine.rounding.PARTS`).
+
+    Not stochastic, a helper compiled on its own
+    (:func:`~numbacast.engine.cache.helper_njit`, the codecs inlined into
+    it), once per process for all the ``@njit`` integrations that convert
+    by it: inlined into each of their operators, the codecs were typed again
+    for each (a user's function of a few element operators 5-10% longer to
+    compile)."""
     decode, encode = stages(conversion, part)
     if part == rounding_modes.REDUCE:
         return encode  # of the random number alone
-    if decode is None:  # one inlined function less to compile
-        return encode
     if conversion.stochastic:
-        return _jit(lambda value, r: encode(decode(value), r))
-
-    @_jit
-    def convert_one(value):
-        return encode(decode(value))
-
-    return convert_one
+        return encode if decode is None else _jit(lambda value, r: encode(decode(value), r))
+    if decode is None:
+        return helper_njit(lambda value: encode(value))
+    return helper_njit(lambda value: encode(decode(value)))
 
 
 def convert(value, conversion):
