@@ -115,6 +115,8 @@ def test_rerun_into_refuses_a_record_of_other_runs(capsys, tmp_path):
     assert "holds runs of 4096 elements" in refused("8192")
     path.write_text("[]", encoding="utf-8")
     assert "is not a record written by --json" in refused("4096")
+    path.write_text("[1", encoding="utf-8")
+    assert "is not JSON" in refused("4096")
 
 
 def test_json_writes_the_results_and_the_machine(capsys, tmp_path):

@@ -861,11 +861,15 @@ def record_to_rerun(path, size):
     """The record at ``path`` (written by ``--json``), checked to be of runs
     like this one: the same elements per cast and the same CPU target."""
     with open(path, encoding="utf-8") as f:
-        record = json.load(f)
+        try:
+            record = json.load(f)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not JSON ({error})") from None
     if not isinstance(record, dict) or record.get("format") != 1 or "groups" not in record:
         raise ValueError(f"{path} is not a record written by --json")
     cpu = list(targeted_cpu())
-    recorded = [record["machine"].get("numba_cpu_name"), record["machine"].get("numba_cpu_features")]
+    measured_on = record.get("machine") if isinstance(record.get("machine"), dict) else {}
+    recorded = [measured_on.get("numba_cpu_name"), measured_on.get("numba_cpu_features")]
     if record.get("size") != size or recorded != cpu:
         raise ValueError(
             f"{path} holds runs of {record.get('size')} elements for the CPU target {recorded[0]}; "
