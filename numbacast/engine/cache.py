@@ -395,7 +395,7 @@ def codec_njit(function=None, **options):
     that calls them before it types that code (``inline="always"``): a codec
     is typed within its caller and never compiled on its own, so a first
     cast compiles its kernel and element function only, where each codec
-    it went through was a compilation more (cold first casts 0.03-0.05 s
+    it went through was a compilation more (cold first casts 0.015-0.05 s
     sooner for FLOAT -> INT8 on 1,000 elements, 0.05-0.1 s for FLOAT ->
     FLOAT8E5M2FNUZ; the same machine code), at the price of typing a codec
     that several converters share once for each (``numbacast.scalar``'s
