@@ -399,9 +399,10 @@ def codec_njit(function=None, **options):
     sooner for FLOAT -> INT8 on 1,000 elements, 0.05-0.1 s for FLOAT ->
     FLOAT8E5M2FNUZ; the same machine code), at the price of typing a codec
     that several converters share once for each (``numbacast.scalar``'s
-    tests 20% longer).  Not the functions of the rounding modes (:mod:`~numbacast.engine.rounding`): the stochastic
-    kernels call them from several places, each of which would type them
-    again (a first stochastic cast 0.6 s slower)."""
+    tests 20% longer).  Not the functions of the rounding modes
+    (:mod:`~numbacast.engine.rounding`): the stochastic kernels call them
+    from several places, each of which would type them again (a first
+    stochastic cast 0.6 s slower)."""
     return helper_njit(function, inline="always", **options)
 
 

@@ -596,9 +596,8 @@ def scalar_converter(conversion, part=rounding_modes.FULL):
         return encode  # of the random number alone
     if conversion.stochastic:
         return encode if decode is None else _jit(lambda value, r: encode(decode(value), r))
-    if decode is None:
-        return helper_njit(lambda value: encode(value))
-    return helper_njit(lambda value: encode(decode(value)))
+    source = decode or _identity  # inlined, as the codecs are
+    return helper_njit(lambda value: encode(source(value)))
 
 
 def convert(value, conversion):

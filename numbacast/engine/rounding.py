@@ -863,6 +863,10 @@ def int_to_float64_rounded(rounding, stochastic_bits=FULL_BITS, part=FULL):
     return convert
 
 
+#: The processor's rounding of a float to an integral value in each mode that has one.
+_TO_INTEGRAL_VALUE = {NEAREST_EVEN: np.rint, TOWARD_POSITIVE: np.ceil, TOWARD_NEGATIVE: np.floor, TOWARD_ZERO: np.trunc}
+
+
 def integer_rounding(bits):
     """The rounding ONNX gives a float cast into an integer type of ``bits``
     bits, the default of ``rounding=`` there: toward zero from 8 bits up,
@@ -891,14 +895,10 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
         return _settled
     if part == REDUCE:
         return _identity
-    even, away, up_positive, up_negative, random, stochastic = mode_flags(rounding, stochastic_bits)
-    if even:
-        return _jit(lambda x, r: np.rint(real(x)))
-    if up_positive:
-        return _jit(lambda x, r: np.ceil(real(x)))
-    if up_negative:
-        return _jit(lambda x, r: np.floor(real(x)))
-    if away:
+    if rounding in _TO_INTEGRAL_VALUE:
+        to_integral = _TO_INTEGRAL_VALUE[rounding]
+        return _jit(lambda x, r: to_integral(real(x)))
+    if rounding == NEAREST_AWAY:
         half, one, zero = real(0.5), real(1.0), real(0.0)
 
         @_jit
@@ -908,8 +908,7 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
             return t + choose(np.abs(x - t) >= half, np.copysign(one, x), zero)
 
         return ties_away
-    if not random:
-        return _jit(lambda x, r: np.trunc(real(x)))
+    stochastic = mode_flags(rounding, stochastic_bits)[-1]
     fmt = formats.FLOAT32 if real is np.float32 else formats.FLOAT64
     uint = source_arithmetic(fmt)[0]
     width = uint(8 * np.dtype(uint).itemsize)
