@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from conftest import check_against_reference
 from numba import njit
-from numba.core.errors import TypingError
 
 import numbacast
 from numbacast.engine.kernels import PARALLEL_MIN
@@ -80,14 +79,14 @@ def test_stochastic_rounding_in_njit_code_needs_a_seed_or_random_bits():
     def unseeded(a):
         return numbacast.cast(a, "bfloat16", rounding="stochastic")
 
-    with pytest.raises(TypingError, match=re.escape("needs seed= (an integer) or random_bits=")):
+    with pytest.raises(TypeError, match=re.escape("needs seed= (an integer) or random_bits=")):
         unseeded(EDGES)
 
     @njit
     def into_integers(a):  # floats round stochastically into integer types too
         return numbacast.cast(a, "int8", rounding="stochastic")
 
-    with pytest.raises(TypingError, match=re.escape("needs seed= (an integer) or random_bits=")):
+    with pytest.raises(TypeError, match=re.escape("needs seed= (an integer) or random_bits=")):
         into_integers(EDGES)
 
     @njit
@@ -193,9 +192,9 @@ def test_rounding_options_are_checked_as_in_python(target, options):
     with pytest.raises((TypeError, ValueError)) as python_error:
         eval(call, scope)
     function = njit(eval(f"lambda a: {call}", scope))
-    with pytest.raises(TypingError) as njit_error:
+    with pytest.raises((TypeError, ValueError)) as njit_error:  # Numba's TypingError is neither
         function(scope["a"])
-    assert str(python_error.value) in str(njit_error.value)
+    assert (type(njit_error.value), str(njit_error.value)) == (type(python_error.value), str(python_error.value))
 
 
 def test_a_non_literal_rounding_is_a_clear_typing_error():
@@ -203,5 +202,5 @@ def test_a_non_literal_rounding_is_a_clear_typing_error():
     def variable(a, rounding):
         return numbacast.cast(a, "float8e4m3fn", rounding=rounding)
 
-    with pytest.raises(TypingError, match="needs rounding as a literal constant"):
+    with pytest.raises(TypeError, match="needs rounding as a literal constant"):
         variable(EDGES, "toward_zero")

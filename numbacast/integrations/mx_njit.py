@@ -23,7 +23,6 @@ import functools
 
 import numpy as np
 from numba import types
-from numba.core import errors
 from numba.extending import overload
 
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
@@ -45,7 +44,6 @@ from .flat_arrays import reshaped_view
 from .njit_arguments import (
     WordedError,
     absent,
-    checked,
     key,
     literal,
     no_key,
@@ -62,7 +60,7 @@ _SCALE_CODES = np.dtype(np.uint8)
 def _last_axis(axis, ndim):
     value = literal(axis, "axis")
     if value not in (-1, ndim - 1):
-        raise errors.NumbaValueError(
+        raise ValueError(
             f"numbacast.mx.quantize in @njit code cuts blocks along the last axis (-1 or {ndim - 1}), not {value!r}; "
             "move the axis last (np.ascontiguousarray(x.T)) or quantise in Python"
         )
@@ -110,9 +108,9 @@ def _tensor_part(block_format_, tensor_scale):
     if absent(tensor_scale):
         return _nvfp4_tensor_part() if block_format_.tensor_scale else _no_tensor_part
     if not block_format_.tensor_scale:
-        raise errors.NumbaValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
+        raise ValueError(f"tensor_scale is for nvfp4, not for {block_format_.name}")
     if not isinstance(tensor_scale, (types.Float, types.Integer)):
-        raise errors.NumbaTypeError(TENSOR_SCALE_RANGE.format(tensor_scale))
+        raise TypeError(TENSOR_SCALE_RANGE.format(tensor_scale))
     return _given_tensor_part
 
 
@@ -134,17 +132,15 @@ def _overload_quantize(
     from ..engine import blocks
 
     if x.dtype not in (types.float32, types.float64):
-        raise errors.NumbaTypeError(
-            f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}"
-        )
-    block_format_ = checked(block_format, fmt.literal_value)
+        raise TypeError(f"numbacast.mx.quantize in @njit code takes float32 or float64 arrays, not {x.dtype}")
+    block_format_ = block_format(fmt.literal_value)
     _last_axis(axis, x.ndim)
     rule = literal(scale_rule, "scale_rule")
     if rule not in blocks.SCALE_RULES or (block_format_.tensor_scale and rule != blocks.FLOOR):
-        raise errors.NumbaValueError(f"scale_rule must be one of {blocks.SCALE_RULES} (nvfp4: 'floor'), not {rule!r}")
-    mode, _ = checked(lambda r: check_rounding(r, None, block_format_.grid), literal(rounding, "rounding"))
+        raise ValueError(f"scale_rule must be one of {blocks.SCALE_RULES} (nvfp4: 'floor'), not {rule!r}")
+    mode, _ = check_rounding(literal(rounding, "rounding"), None, block_format_.grid)
     bits = stochastic_options(mode, seed, stochastic_bits, None, x)
-    saturating = checked(check_saturate, literal(saturate, "saturate"))
+    saturating = check_saturate(literal(saturate, "saturate"))
     conversion = blocks.element_conversion(block_format_, x.dtype == types.float64, saturating, mode, bits)
     require_random_source(conversion, seed, None, wanted="seed= (an integer)")
     block = blocks.scale_conversion(block_format_)
@@ -223,10 +219,11 @@ def _overload_dequantize(q, to="float32"):
     elements, scales = q.types[0], q.types[1]
     fmt = _FORMATS.get((as_dtype(elements.dtype), as_dtype(scales.dtype)))
     if fmt is None:
-        raise errors.NumbaTypeError(f"no block format has elements of {elements.dtype} and scales of {scales.dtype}")
-    target = {"float32": FLOAT, "float64": DOUBLE}.get(literal(to, "to"))
+        raise TypeError(f"no block format has elements of {elements.dtype} and scales of {scales.dtype}")
+    to_name = literal(to, "to")
+    target = {"float32": FLOAT, "float64": DOUBLE}.get(to_name)
     if target is None:
-        raise errors.NumbaValueError(f"numbacast.mx.dequantize in @njit code gives 'float32' or 'float64', not {to!r}")
+        raise ValueError(f"numbacast.mx.dequantize in @njit code gives 'float32' or 'float64', not {to_name!r}")
     element_decode, unit, output = blocks.dequantizing(fmt, target)
     scale_decode = blocks.decoding(fmt.scale)
     code_dtype = np.dtype(np.int8) if fmt.element is INT8 else np.dtype(np.uint8)
@@ -235,7 +232,7 @@ def _overload_dequantize(q, to="float32"):
     elements_contiguous, scales_contiguous = elements.layout == "C", scales.layout == "C"  # (pruned branches)
     dequantize_any, block_count = blocks.dequantize_any, blocks.block_count
     if scales.ndim != elements.ndim:
-        raise errors.NumbaValueError(f"scales of {scales.ndim} dimensions do not fit elements of {elements.ndim}")
+        raise ValueError(f"scales of {scales.ndim} dimensions do not fit elements of {elements.ndim}")
     check_tensor_scale = _nvfp4_tensor_scale_check if fmt.tensor_scale else _mx_tensor_scale_check
     name = fmt.name
 

@@ -48,7 +48,6 @@ from .njit_arguments import (
     WordedError,
     absent,
     check_seed,
-    checked,
     key,
     literal,
     no_key,
@@ -73,38 +72,34 @@ def _source_type(x):
     try:
         source = resolve(as_dtype(x.dtype))
     except (ValueError, TypeError, errors.NumbaNotImplementedError) as error:
-        raise errors.NumbaValueError(
-            f"numbacast.cast in @njit code cannot cast an array of {x.dtype}: {error}"
-        ) from None
+        raise ValueError(f"numbacast.cast in @njit code cannot cast an array of {x.dtype}: {error}") from None
     if source.is_string:
-        raise errors.NumbaValueError(_NUMBERS_ONLY)
+        raise ValueError(_NUMBERS_ONLY)
     return source
 
 
 def _target_type(to):
     if isinstance(to, (types.DType, types.NumberClass)):  # a dtype, such as x.dtype or np.float32
-        target = checked(resolve, as_dtype(to.dtype))
+        target = resolve(as_dtype(to.dtype))
     else:
-        target = checked(resolve, to.literal_value)
+        target = resolve(to.literal_value)
     if target.is_string:
-        raise errors.NumbaValueError(_NUMBERS_ONLY)
+        raise ValueError(_NUMBERS_ONLY)
     if target is FLOAT16:
-        raise errors.NumbaTypeError(NO_FLOAT16.format(what="numbacast.cast"))
+        raise TypeError(NO_FLOAT16.format(what="numbacast.cast"))
     return target
 
 
 def _check_out(out, x, target):
     expected = from_dtype(target.storage)
     if not isinstance(out, types.Array):
-        raise errors.NumbaTypeError(f"out must be a numpy.ndarray, not {out}")
+        raise TypeError(f"out must be a numpy.ndarray, not {out}")
     if out.dtype != expected:
-        raise errors.NumbaTypeError(
-            f"out has dtype {out.dtype}; a cast to {target.onnx_name} needs dtype {target.storage}"
-        )
+        raise TypeError(f"out has dtype {out.dtype}; a cast to {target.onnx_name} needs dtype {target.storage}")
     if out.ndim != x.ndim:
-        raise errors.NumbaValueError(f"out has {out.ndim} dimensions; the input has {x.ndim}")
+        raise ValueError(f"out has {out.ndim} dimensions; the input has {x.ndim}")
     if not out.mutable:
-        raise errors.NumbaValueError("out is read-only")
+        raise ValueError("out is read-only")
 
 
 @helper_jitable
@@ -189,13 +184,11 @@ def _overload_cast(
     if not isinstance(x, types.Array) or not isinstance(to, (types.Literal, types.DType, types.NumberClass)):
         return None
     target, source = _target_type(to), _source_type(x)
-    saturate = checked(check_saturate, literal(saturate, "saturate"))
-    rounding, round_mode = checked(
-        lambda r: check_rounding(r, literal(round_mode, "round_mode"), target), literal(rounding, "rounding")
-    )
+    saturate = check_saturate(literal(saturate, "saturate"))
+    rounding, round_mode = check_rounding(literal(rounding, "rounding"), literal(round_mode, "round_mode"), target)
     bits = stochastic_options(rounding, seed, stochastic_bits, random_bits, x)
-    if checked(check_packed, literal(packed, "packed")):
-        raise errors.NumbaValueError(
+    if check_packed(literal(packed, "packed")):
+        raise ValueError(
             "numbacast.cast(..., packed=True) is for Python calls; in @njit code, cast and call numbacast.pack in "
             "Python, or cast to the typed array and view its codes"
         )

@@ -5,15 +5,20 @@ An overload (:mod:`~numbacast.integrations.njit`, :mod:`~numbacast.integrations.
 when the user's function compiles: the options numbacast compiles in
 (``saturate``, ``rounding``, ``stochastic_bits``, ...) must be literal
 constants there (:func:`literal`), and are checked by the checks of the
-Python call, whose TypeError or ValueError becomes Numba's, with the same
-message (:func:`checked`).  Values known only when the function runs (a
+Python call.  Their TypeError or ValueError reaches the user as the Python
+call raises it, the same class and message: Numba lets an exception that is
+not one of its own leave the typing of a call as it is (it wraps only its
+own errors into a TypingError, whose text buries the message under the
+candidates it tried).  Every overload here that checks options is declared
+``prefer_literal=True``: Numba types the call with its literal arguments
+first, so a value is judged as written (``saturate=2``, not ``int64``), and
+an error raised then is final.  Values known only when the function runs (a
 seed, a block size, a tensor scale) are checked in the compiled code, which
 raises :class:`WordedError` with the Python call's message.
 """
 
 import numpy as np
 from numba import types
-from numba.core import errors
 from numba.extending import overload
 
 from ..engine.cache import OVERLOAD_OPTIONS, helper_jitable
@@ -24,7 +29,9 @@ from .numba_types import as_dtype
 
 
 def literal(value, name):
-    """The Python value of a literal (or omitted) argument."""
+    """The Python value of a literal (or omitted) argument; TypeError for a
+    value known only when the function runs (in an overload typed with its
+    literal arguments first, nothing better can come)."""
     if not isinstance(value, types.Type):  # the default of an omitted argument
         return value
     if isinstance(value, types.Omitted):
@@ -33,19 +40,7 @@ def literal(value, name):
         return value.literal_value
     if isinstance(value, types.NoneType):
         return None
-    raise errors.NumbaTypeError(
-        f"numbacast in @njit code needs {name} as a literal constant (written in the call), not {value}"
-    )
-
-
-def checked(check, value):
-    """``check(value)``, its TypeError or ValueError raised as Numba's, with the same message."""
-    try:
-        return check(value)
-    except TypeError as error:
-        raise errors.NumbaTypeError(str(error)) from None
-    except ValueError as error:
-        raise errors.NumbaValueError(str(error)) from None
+    raise TypeError(f"numbacast in @njit code needs {name} as a literal constant (written in the call), not {value}")
 
 
 def absent(value):
@@ -97,18 +92,18 @@ def stochastic_options(rounding, seed, stochastic_bits, random_bits, x):
     stochastic): ``seed`` and ``random_bits`` are types here, their values
     are checked at run time."""
     if not (absent(seed) or isinstance(seed, types.Integer)):
-        raise errors.NumbaTypeError(f"seed must be an integer, not {seed}")
+        raise TypeError(f"seed must be an integer, not {seed}")
     seed_value = None if absent(seed) else literal(seed, "seed") if isinstance(seed, types.Literal) else 0
     random_value = None
     if not absent(random_bits):
         if not isinstance(random_bits, types.Array):
-            raise errors.NumbaTypeError(f"random_bits must be an array of unsigned integers, not {random_bits}")
+            raise TypeError(f"random_bits must be an array of unsigned integers, not {random_bits}")
         random_value = np.empty((0,) * random_bits.ndim, as_dtype(random_bits.dtype))
-        checked(lambda a: check_random_bits(a, a.shape, 64), random_value)  # its dtype, as in Python
+        check_random_bits(random_value, random_value.shape, 64)  # its dtype, as in Python
         if random_bits.ndim != x.ndim:
-            raise errors.NumbaValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
+            raise ValueError(f"random_bits has {random_bits.ndim} dimensions; the input has {x.ndim}")
     bits_value = literal(stochastic_bits, "stochastic_bits")
-    return checked(lambda r: check_stochastic(r, seed_value, bits_value, random_value), rounding)[1]
+    return check_stochastic(rounding, seed_value, bits_value, random_value)[1]
 
 
 def require_random_source(conversion, seed, random_bits, wanted="seed= (an integer) or random_bits="):
@@ -116,7 +111,7 @@ def require_random_source(conversion, seed, random_bits, wanted="seed= (an integ
     ``random_bits``): numbacast draws no seed there (the only source would be
     the user's ``np.random``, whose draws it would use up)."""
     if conversion.stochastic and absent(seed) and absent(random_bits):
-        raise errors.NumbaTypeError(
+        raise TypeError(
             f"rounding='stochastic' in @njit code needs {wanted}: numbacast does not draw a seed of its own "
             "there, which would use up draws of your np.random"
         )

@@ -50,7 +50,6 @@ its kernels are built from -- and work from Python too (compiled on first call).
 
 import numpy as np
 from numba import njit, types
-from numba.core import errors
 from numba.extending import overload
 
 from ..api import cast
@@ -59,7 +58,7 @@ from ..engine.conversion import Conversion, kernel_dtype, scalar_converter
 from ..engine.rounding import ROUND_MODES
 from ..formats.registry import DOUBLE, FLOAT16, INT64, TYPES, resolve
 from .njit import NO_FLOAT16
-from .njit_arguments import checked, literal
+from .njit_arguments import literal
 from .numba_types import Element, as_dtype, code_of, element_of
 
 _jit = njit(nogil=True)
@@ -152,13 +151,13 @@ def _scalar_type(value, what):
     if isinstance(value, Element):
         return value.onnx_type
     if isinstance(value, (types.Number, types.Boolean)):
-        return checked(resolve, as_dtype(types.unliteral(value)))
-    raise errors.NumbaTypeError(f"{what} takes one number (a scalar or an array element), not {value}")
+        return resolve(as_dtype(types.unliteral(value)))
+    raise TypeError(f"{what} takes one number (a scalar or an array element), not {value}")
 
 
 def _no_float16(onnx_type, what):
     if onnx_type is FLOAT16:
-        raise errors.NumbaTypeError(NO_FLOAT16.format(what=what))
+        raise TypeError(NO_FLOAT16.format(what=what))
 
 
 def _reader(source):
@@ -185,12 +184,12 @@ def _same(value):
 def _overload_encode(value, to, saturate=True, round_mode="up"):
     if not isinstance(to, types.Literal):
         return None
-    source, target = _scalar_type(value, "numbacast.scalar.encode"), checked(resolve, to.literal_value)
+    source, target = _scalar_type(value, "numbacast.scalar.encode"), resolve(to.literal_value)
     if target.is_string:
-        raise errors.NumbaValueError("numbacast.scalar.encode casts numbers only; cast to or from STRING in Python")
+        raise ValueError("numbacast.scalar.encode casts numbers only; cast to or from STRING in Python")
     _no_float16(target, "numbacast.scalar.encode")
-    saturate = checked(check_saturate, literal(saturate, "saturate"))
-    round_mode = checked(check_round_mode, literal(round_mode, "round_mode"))
+    saturate = check_saturate(literal(saturate, "saturate"))
+    round_mode = check_round_mode(literal(round_mode, "round_mode"))
     read, write = _reader(source), _writer(target)
     convert = scalar_converter(Conversion.make(source, target, saturate, round_mode))
     return lambda value, to, saturate=True, round_mode="up": write(convert(read(value)))
@@ -235,11 +234,11 @@ def _check_encode_types(x, saturate, name):
     number or an ml_dtypes element; ``saturate`` checked as the Python call
     checks it when it is a literal, else a bool known when the function runs."""
     if not isinstance(x, (types.Integer, types.Float, types.Boolean, Element)):
-        raise errors.NumbaTypeError(f"{name} takes one real number, not {x}")
+        raise TypeError(f"{name} takes one real number, not {x}")
     if not isinstance(saturate, types.Type) or isinstance(saturate, (types.Literal, types.Omitted)):
-        checked(check_saturate, literal(saturate, "saturate"))
+        check_saturate(literal(saturate, "saturate"))
     elif not isinstance(saturate, types.Boolean):
-        raise errors.NumbaTypeError(f"saturate must be True/False (or 1/0), not {saturate}")
+        raise TypeError(f"saturate must be True/False (or 1/0), not {saturate}")
 
 
 def _float_codecs(t):
@@ -281,10 +280,10 @@ def _float_codecs(t):
 
     def overload_decode(code):
         if not isinstance(code, types.Integer):
-            raise errors.NumbaTypeError(f"{decode_name} takes an integer storage code, not {code}")
+            raise TypeError(f"{decode_name} takes an integer storage code, not {code}")
         return lambda code: compiled_decode(code)
 
-    overload(encode, jit_options={"nogil": True})(overload_encode)
+    overload(encode, prefer_literal=True, jit_options={"nogil": True})(overload_encode)
     overload(decode, jit_options={"nogil": True})(overload_decode)
     encode.__name__ = encode.__qualname__ = encode_name
     decode.__name__ = decode.__qualname__ = decode_name
