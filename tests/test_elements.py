@@ -10,7 +10,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 from numba import njit, prange
-from numba.core.errors import TypingError
 
 import numbacast
 from numbacast.integrations.numba_types import ELEMENT_TYPES
@@ -203,7 +202,7 @@ def test_scalar_constructor_rounds_as_a_store():
 def test_storing_an_element_of_another_type(source, target):
     a = every_code(source)
     if not np.can_cast(a.dtype, storage(target), "unsafe"):  # NumPy has no such cast: neither has @njit code
-        with pytest.raises(TypingError, match=f"no cast from {a.dtype} to {storage(target)}"):
+        with pytest.raises(TypeError, match=f"no cast from {a.dtype} to {storage(target)}"):
             _store(a, np.empty(a.size, storage(target)))
         return
     got = np.empty(a.size, storage(target))
@@ -378,7 +377,7 @@ def test_builtin_max_and_min():
 def test_unsupported_operators_are_compile_time_errors_with_what_to_do(expression, message):
     function = njit(eval(f"lambda a, b, i: {expression}", {"np": np}))
     a, b, i = np.ones(2, ml_dtypes.bfloat16), np.ones(2, ml_dtypes.float8_e4m3fn), np.ones(2, ml_dtypes.int4)
-    with pytest.raises(TypingError, match=message) as error:
+    with pytest.raises(TypeError, match=message) as error:
         function(a, b, i)
     assert "Write instead" in str(error.value) or "write ~" in str(error.value)
 

@@ -5,7 +5,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 from numba import njit
-from numba.core.errors import TypingError
 from numba.np import numpy_support
 
 import numbacast
@@ -171,7 +170,7 @@ def test_ufuncs_on_whole_arrays_are_refused_with_what_to_do():
     def whole(a):
         return a * 1.5
 
-    with pytest.raises(TypingError, match=r"NumPy operators on whole bfloat16 arrays .* Loop over the elements"):
+    with pytest.raises(TypeError, match=r"NumPy operators on whole bfloat16 arrays .* Loop over the elements"):
         whole(np.zeros(3, ml_dtypes.bfloat16))
 
 

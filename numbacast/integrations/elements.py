@@ -82,7 +82,6 @@ from typing import Any
 
 import numpy as np
 from numba import types
-from numba.core import errors
 from numba.core.imputils import lower_builtin, lower_cast
 from numba.extending import overload, register_jitable
 
@@ -211,7 +210,7 @@ def store_kind(numba_type):
         return "int", types.int64
     if isinstance(numba_type, types.Integer):
         return "int", numba_type
-    raise errors.NumbaTypeError(f"cannot store a {numba_type} into an ml_dtypes element")
+    raise TypeError(f"cannot store a {numba_type} into an ml_dtypes element")
 
 
 @functools.cache
@@ -289,7 +288,7 @@ def no_cast_message(source, target):
 @lower_cast(Element, Element)
 def _element_to_element(context, builder, fromty, toty, value):
     if not has_numpy_cast(fromty, toty):
-        raise errors.NumbaTypeError(no_cast_message(fromty, toty))
+        raise TypeError(no_cast_message(fromty, toty))
     return _call(context, builder, converter(fromty, toty), (fromty,), (value,))[0]
 
 
@@ -386,9 +385,10 @@ def _scalar(t):
 
 
 def _refuse(symbol, a, b, reason, instead):
-    raise errors.NumbaTypeError(
-        f"numbacast: {a} {symbol} {b} is not supported in @njit code: {reason}. Write instead: {instead}"
-    )
+    """A TypeError saying what to write instead: Python's own class, which
+    leaves the user's compile as it is (Numba wraps only its own errors, see
+    :mod:`~numbacast.integrations.njit_arguments`)."""
+    raise TypeError(f"numbacast: {a} {symbol} {b} is not supported in @njit code: {reason}. Write instead: {instead}")
 
 
 @_jit
@@ -428,14 +428,14 @@ def _plan(symbol, a, b, comparison):
     """(read_a, read_b, write) for ``a symbol b``, or None when neither operand is an element."""
     if _element_array(a) or _element_array(b):
         array = a if _element_array(a) else b
-        raise errors.NumbaTypeError(
+        raise TypeError(
             f"numbacast: NumPy operators on whole {array.dtype} arrays ({a} {symbol} {b}) are not supported in "
             f"@njit code. Loop over the elements (out[i] = a[i] {symbol} b[i]), or cast the array first: "
             f"numbacast.cast(a, 'float') {symbol} ..."
         )
     for operand in (a, b):
         if isinstance(operand, ForeignElement):
-            raise errors.NumbaTypeError(operand.refusal())
+            raise TypeError(operand.refusal())
     element = a if isinstance(a, Element) else b if isinstance(b, Element) else None
     if element is None or not (_scalar(a) and _scalar(b)):
         return None
@@ -577,20 +577,20 @@ for _op, _symbol in _REFUSED.items():
 @lower_cast(ForeignElement, types.Any)
 @lower_cast(types.Any, ForeignElement)
 def _foreign_cast(context, builder, fromty, toty, value):
-    raise errors.NumbaTypeError((fromty if isinstance(fromty, ForeignElement) else toty).refusal())
+    raise TypeError((fromty if isinstance(fromty, ForeignElement) else toty).refusal())
 
 
 @lower_builtin(bool, ForeignElement)
 def _foreign_bool(context, builder, signature, args):
-    raise errors.NumbaTypeError(signature.args[0].refusal())
+    raise TypeError(signature.args[0].refusal())
 
 
 def _refuse_foreign(*operands):
     for operand in operands:
         if isinstance(operand, ForeignElement):
-            raise errors.NumbaTypeError(operand.refusal())
+            raise TypeError(operand.refusal())
         if isinstance(operand, types.Array) and isinstance(operand.dtype, ForeignElement):
-            raise errors.NumbaTypeError(operand.dtype.refusal())
+            raise TypeError(operand.dtype.refusal())
 
 
 @_overload(operator.setitem)
@@ -603,11 +603,11 @@ def _setitem(array, index, value):
     if not isinstance(array, types.Array) or not isinstance(value, Element):
         return None
     if isinstance(array.dtype, Element) and not has_numpy_cast(value, array.dtype):
-        raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
+        raise TypeError(no_cast_message(value, array.dtype))
     if isinstance(array.dtype, (types.Float, types.Integer, types.Boolean)):
         target = as_dtype(array.dtype)
         if not np.can_cast(value.numpy_dtype, target, "unsafe"):
-            raise errors.NumbaTypeError(no_cast_message(value, array.dtype))
+            raise TypeError(no_cast_message(value, array.dtype))
         convert = target.type  # the element's cast to the array's type: _element_to_number
         return lambda array, index, value: operator.setitem(array, index, convert(value))
     return None
@@ -645,7 +645,7 @@ def _to_uint64(v):
 @_overload(operator.invert)
 def _invert(x):
     if isinstance(x, Element):
-        raise errors.NumbaTypeError(
+        raise TypeError(
             f"numbacast: ~ is not supported on {x} elements in @njit code; for the storage code's bits, "
             "write ~a.view(np.uint8)[i]"
         )
