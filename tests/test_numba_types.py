@@ -146,6 +146,43 @@ def test_global_scalar_constant():
     assert scale(a, 1) == scale.py_func(a, 1) == ml_dtypes.bfloat16(2.5)
 
 
+TABLE = np.array([1.5, -2.25, 3.0, 0.5, np.nan], ml_dtypes.bfloat16)
+GRID = np.arange(-6, 6, dtype=np.float32).reshape(3, 4).astype(ml_dtypes.float8_e4m3fn)
+LARGE = np.linspace(-1, 1, 1 << 20, dtype=np.float32).astype(ml_dtypes.bfloat16)  # 2 MB: Numba refers to it
+PLAIN = np.array([0.5, 0.25], np.float32)
+
+
+def test_global_and_captured_element_arrays_are_constants_of_compiled_code():
+    """Numba copies a small contiguous global array into the compiled code
+    through the buffer protocol, which ml_dtypes dtypes lack ("cannot
+    include dtype 'E' in a buffer"): such arrays are copied as their codes
+    (docs/numba-types.md, Arrays)."""
+    indices = np.arange(TABLE.size)
+
+    @njit
+    def read(i, j):
+        return TABLE[i], GRID[j // 4, j % 4], LARGE[j * 80_000], PLAIN[i % 2]
+
+    def bits(values):  # each value's dtype and bytes (NaN included)
+        return [(np.asarray(v).dtype, np.asarray(v).tobytes()) for v in values]
+
+    for i, j in zip(indices, indices * 2):
+        got, want = read(i, j), read.py_func(i, j)
+        assert bits(got[:3]) == bits(want[:3]) and got[3] == want[3]  # a float32 comes out as a Python float
+
+    def captured():
+        steps = np.array([0.25, 8, -448], ml_dtypes.float8_e5m2)
+        return njit(lambda i: np.float32(steps[i]))
+
+    assert [captured()(i) for i in range(3)] == [0.25, 8.0, -448.0]
+
+    @njit
+    def whole():
+        return TABLE
+
+    assert np.array_equal(whole(), TABLE, equal_nan=True) and whole().dtype == TABLE.dtype
+
+
 @pytest.mark.parametrize("use", ["a[0] * 2", "np.float32(a[0])", "float(a[0])", "-a[0]", "bool(a[0])"])
 def test_an_ml_dtypes_type_numbacast_does_not_know_is_a_clear_compile_time_error(use):
     a = np.ones(3, ml_dtypes.float8_e3m4)

@@ -45,7 +45,7 @@ from numba.core import cgutils, errors
 from numba.core.imputils import lower_constant
 from numba.core.typeconv import Conversion
 from numba.extending import NativeValue, box, intrinsic, models, overload, register_model, unbox
-from numba.np import numpy_support
+from numba.np import arrayobj, numpy_support
 
 from ..engine.cache import OVERLOAD_OPTIONS
 from ..formats.registry import TYPES, resolve
@@ -275,6 +275,27 @@ def _code_of_scalar(value):
 @lower_constant(Element)
 def _constant(context, builder, ty, pyval):
     return context.get_constant(ty.code, _code_of_scalar(np.asarray(pyval, ty.numpy_dtype)))
+
+
+@lower_constant(types.Array)
+def _constant_array(context, builder, ty, pyval):
+    """An array constant of ``@njit`` code (a global array, or one a closure
+    captured), as Numba makes it; an array of elements that Numba would copy
+    into the compiled code (a small contiguous one) is copied as its storage
+    codes: Numba reads the bytes through the buffer protocol, which NumPy
+    does not offer for ml_dtypes dtypes ("cannot include dtype 'E' in a
+    buffer").  The codes are the same bytes, and an array of codes has the
+    same layout in compiled code.  Numba's own implementation for every
+    array (:func:`numba.np.arrayobj.constant_array`) is this function's
+    first line, which this one replaces: the later registration of a type is
+    the one used, and this module imports Numba's first."""
+    try:
+        return arrayobj.constant_array(context, builder, ty, pyval)
+    except ValueError:
+        if not isinstance(ty.dtype, Element):
+            raise
+    codes = ty.copy(dtype=ty.dtype.code)
+    return context.make_constant_array(builder, codes, pyval.view(numpy_support.as_dtype(ty.dtype.code)))
 
 
 def _scalar_of_code(code, dtype):
