@@ -587,3 +587,26 @@ def test_run_time_errors_in_njit_code_name_their_values_as_the_python_calls_do()
     ]:
         with pytest.raises(ValueError, match=message):
             python_call()
+
+
+def test_small_calls_run_the_loop_compiled_for_their_input():
+    """Small quantisations and dequantisations find their compiled loop by
+    the input's dtype and flags, the format and the conversions (not by
+    every argument): float32, float64 and read-only inputs and two roundings
+    in turn, each the bits of the same rows inside an array large enough
+    for the parallel loop."""
+    from numbacast.engine.kernels import PARALLEL_MIN
+
+    x = sample((4, 64), 29)
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    for fmt in ("mxfp8_e4m3", "mxint8", "nvfp4"):
+        for a in (x, x.astype(np.float64), readonly, x.astype(np.float64)[:, ::2]):
+            large = np.tile(a, (PARALLEL_MIN // a.size + 1, 1))  # the same rows, the same largest magnitude
+            for rounding in ("nearest_even", "toward_zero"):
+                q, q_large = mx.quantize(a, fmt, rounding=rounding), mx.quantize(large, fmt, rounding=rounding)
+                rows = len(a)
+                assert np.array_equal(codes(q.elements), codes(q_large.elements[:rows]))
+                assert np.array_equal(codes(q.scales), codes(q_large.scales[:rows]))
+                for to in ("float32", "float64"):
+                    assert np.array_equal(mx.dequantize(q, to), mx.dequantize(q_large, to)[:rows])

@@ -119,7 +119,7 @@ def test_kernel_key_distinguishes_every_type_numba_compiles_for():
     for table, conversion in itertools.product(arrays[:3], conversions):
         signatures = {}
         for src, dst in itertools.product(arrays, arrays[:6] + arrays[9:]):
-            key = (kernels._array_key(src), kernels._array_key(dst))
+            key = (kernels.array_key(src), kernels.array_key(dst))
             signature = tuple(typeof(a) for a in (src, dst, conversion, table))
             assert signatures.setdefault(key, signature) == signature, (key, signature, signatures[key])
 
