@@ -73,7 +73,7 @@ def test_a_seeded_stochastic_cast_is_the_python_call(size):
 
 def test_stochastic_rounding_in_njit_code_needs_a_seed_or_random_bits():
     """numbacast draws no seed of its own in @njit code (it would use up the
-    user's np.random draws): a typing error saying what to give."""
+    user's np.random draws): a TypeError, when the function compiles, saying what to give."""
 
     @njit
     def unseeded(a):
@@ -197,7 +197,7 @@ def test_rounding_options_are_checked_as_in_python(target, options):
     assert (type(njit_error.value), str(njit_error.value)) == (type(python_error.value), str(python_error.value))
 
 
-def test_a_non_literal_rounding_is_a_clear_typing_error():
+def test_a_non_literal_rounding_is_a_clear_type_error():
     @njit
     def variable(a, rounding):
         return numbacast.cast(a, "float8e4m3fn", rounding=rounding)
