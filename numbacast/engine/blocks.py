@@ -51,7 +51,7 @@ from .bits import choose, float32_from_bits, float64_from_bits, float_bits, odd_
 from .cache import OVERLOAD_OPTIONS, cached_njit, helper_jitable, helper_njit, serial_version
 from .codecs import nan_codes
 from .conversion import Conversion, ConversionType, constant_of, constant_type, convert, kernel_dtype
-from .kernels import PARALLEL_MIN, array_key, split_run, split_run_by_key
+from .kernels import PARALLEL_MIN, array_key, split_run
 from .lanes import LANES, fill, largest_magnitude, largest_magnitudes
 from .prefetch import read_ahead
 from .rounding import WINDOW_BITS, random64, random64_window, window_keys
@@ -1093,7 +1093,7 @@ def quantize_blocks(src, fmt: BlockFormat, block_size, rule, conversion, tensor_
     stochastic_key = _NO_KEY if key == 0 else np.uint64(key)
     args = (src, elements, scales, scale_conversion(fmt), conversion, plan, params, stochastic_key)
     # the types vary by the input and the conversions alone: the arrays made here and params are of fixed types
-    split_run_by_key(QUANTIZE, src.size, (array_key(src), fmt, conversion, plan), *args)
+    split_run(QUANTIZE, src.size, *args, key=(array_key(src), fmt, conversion, plan))
     return elements, scales
 
 
@@ -1106,5 +1106,5 @@ def dequantize_blocks(elements, scales, fmt: BlockFormat, block_size, output: On
     codes = elements.view(kernel_dtype(element_decode.source))
     args = (codes, scales, out.view(kernel_dtype(output)), decoding(fmt.scale), element_decode, output_conversion)
     key = (array_key(codes), array_key(scales), fmt, output)  # out and the two last arguments: fixed types
-    split_run_by_key(DEQUANTIZE, elements.size, key, *args, np.int64(block_size), unit * float(tensor_scale))
+    split_run(DEQUANTIZE, elements.size, *args, np.int64(block_size), unit * float(tensor_scale), key=key)
     return out

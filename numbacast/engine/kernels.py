@@ -267,13 +267,25 @@ def _arguments_key(kernel, args):
     return tuple(key)
 
 
-def kernel_entry(kernel, args):
+#: Marks an entry kept by its caller's key (:func:`kernel_entry`), which then
+#: never equals an :func:`_arguments_key`.
+_BY_CALLER = object()
+
+
+def kernel_entry(kernel, args, key=None):
     """The entry point of ``kernel`` (a dispatcher) compiled, or loaded from
-    the disk cache, for ``args``, kept by :func:`_arguments_key`: calling it
-    skips the dispatcher's typing of every argument (a quantisation of 1,024
-    elements took 6 us in that, its kernel 0.6 us).  A Ctrl-C during the
-    compilation raises KeyboardInterrupt once it is done."""
-    key = _arguments_key(kernel, args)
+    the disk cache, for ``args``, kept by :func:`_arguments_key`, or by the
+    caller's own ``key``: what alone Numba's types of ``args`` vary by in
+    its calls (the :func:`array_key` of an array it is given, a conversion),
+    where the other arguments are of types the same in every call (arrays it
+    makes itself, tuples of parameters it builds); the key of every argument
+    took 2.6 us of an 11 us quantisation of 32 elements.  A key that leaves
+    out something the types vary by would call code compiled for other
+    types.  Calling the entry point skips the dispatcher's typing of every
+    argument (a quantisation of 1,024 elements took 6 us in that, its kernel
+    0.6 us).  A Ctrl-C during the compilation raises KeyboardInterrupt once
+    it is done."""
+    key = _arguments_key(kernel, args) if key is None else (kernel, _BY_CALLER, key)
     entry = _ENTRIES.get(key)
     if entry is None:
         entry = _ENTRIES[key] = _compiled_entry(kernel, args)
@@ -352,37 +364,18 @@ class Launcher:
         return _compiled_entry(kernel, (src, dst, self.conversion, self.table))
 
 
-#: Entry points of serial loops by their callers' own keys (:func:`split_run_by_key`).
-_KEYED_ENTRIES: dict = {}
-
-
-def split_run_by_key(kernels, size, key, *args):
-    """:func:`split_run`, where a small call finds its serial entry point by
-    ``key``, which its caller makes of what alone Numba's types of ``args``
-    vary by in its calls (the :func:`array_key` of an array it is given, a
-    conversion), where the other arguments are of types that are the same
-    in every call (arrays it makes itself, tuples of parameters it builds):
-    :func:`kernel_entry`'s key of every argument took 2.6 us of an 11 us
-    quantisation of 32 elements.  A key that leaves out something the types
-    vary by would call code compiled for other types."""
-    serial, _ = kernels
-    if size >= PARALLEL_MIN:
-        return split_run(kernels, size, *args)
-    entry = _KEYED_ENTRIES.get((serial, key))
-    if entry is None:
-        entry = _KEYED_ENTRIES[(serial, key)] = kernel_entry(serial, args)
-    return entry(*args)
-
-
-def split_run(kernels, size, *args):
+def split_run(kernels, size, *args, key=None):
     """``kernels`` is ``(serial, parallel)``, two compilations of one loop:
     run the serial one when ``size`` is below :data:`PARALLEL_MIN`, else the
     parallel one (taking turns, see :func:`take_turns`).  A process that only
     ever sees small arrays never compiles the parallel loop, the costlier of
     the two.  The serial loop is called through its dispatcher when Numba
-    types every argument by itself (:data:`_TYPED_BY_NUMBA`), else by
-    :func:`kernel_entry` (a conversion, a plan or a tuple among them)."""
+    types every argument by itself (:data:`_TYPED_BY_NUMBA`) and no ``key``
+    is given, else by :func:`kernel_entry` (a conversion, a plan or a tuple
+    among them), kept by the caller's ``key`` where given."""
     serial, parallel = kernels
-    if size < PARALLEL_MIN:
-        return (serial if _TYPED_BY_NUMBA.issuperset(map(type, args)) else kernel_entry(serial, args))(*args)
-    return take_turns(parallel, *args)
+    if size >= PARALLEL_MIN:
+        return take_turns(parallel, *args)
+    if key is None and _TYPED_BY_NUMBA.issuperset(map(type, args)):
+        return serial(*args)
+    return kernel_entry(serial, args, key)(*args)

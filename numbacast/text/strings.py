@@ -162,12 +162,13 @@ def parse_texts(array, target, saturate, round_mode, out, rounding=None):
     """Read every text of ``array`` as a number of the ONNX type ``target``."""
     if target is DOUBLE and rounding not in (None, "nearest_even"):
         raise ValueError(f"texts are read into DOUBLE to nearest, ties to even only, not rounding={rounding!r}")
-    onnx_rule = integer_rounding(target.bits) if target.is_integer else None
-    if target.is_integer and rounding not in (None, onnx_rule):
-        raise ValueError(
-            f"texts are read into {target.onnx_name} by ONNX's rule only ({onnx_rule}), not "
-            f"rounding={rounding!r}; read them as DOUBLE, then cast that with rounding={rounding!r} (two roundings)"
-        )
+    if target.is_integer:
+        onnx_rule = integer_rounding(target.bits)
+        if rounding not in (None, onnx_rule):
+            raise ValueError(
+                f"texts are read into {target.onnx_name} by ONNX's rule only ({onnx_rule}), not "
+                f"rounding={rounding!r}; read them as DOUBLE, then cast that with rounding={rounding!r} (two roundings)"
+            )
     if out is not None:
         check_out(out, array.shape, target)
     chars = code_points(array)
