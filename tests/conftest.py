@@ -192,6 +192,22 @@ def check_harness(values, source, target, rounding, saturates=(True,)):
         check_against_reference(source, codes, target, options, row.view(f"u{row.dtype.itemsize}"))
 
 
+def assert_same_error_in_njit(call, name, value, scope):
+    """The expression ``call`` of ``name`` raises the same TypeError or
+    ValueError, class and message, evaluated in Python with ``name`` =
+    ``value`` and compiled in ``@njit`` code as ``lambda <name>: <call>``
+    called with it (Numba's TypingError, which would wrap it, is neither)."""
+    import pytest
+    from numba import njit
+
+    with pytest.raises((TypeError, ValueError)) as python_error:
+        eval(call, {**scope, name: value})
+    compiled = njit(eval(f"lambda {name}: {call}", scope))
+    with pytest.raises((TypeError, ValueError)) as njit_error:
+        compiled(value)
+    assert (type(njit_error.value), str(njit_error.value)) == (type(python_error.value), str(python_error.value))
+
+
 def every_16_bit_value(source):
     """Every code of the 16-bit ``source``, as exact float64 values."""
     storage = numbacast.resolve(source).storage

@@ -6,6 +6,7 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import assert_same_error_in_njit
 from numba import njit, prange
 
 import numbacast
@@ -158,11 +159,7 @@ def _compile_error(call):
 )
 def test_options_are_checked_as_in_python(options):
     """Issue 14 item 6: the Python call and the @njit call reject the same options, with the same message."""
-    call = f'numbacast.cast(a, "float8e4m3fn", {options})'
-    with pytest.raises((TypeError, ValueError)) as python_error:
-        eval(call, {"numbacast": numbacast, "a": X})
-    error = _compile_error(call)
-    assert (type(error), str(error)) == (type(python_error.value), str(python_error.value))
+    assert_same_error_in_njit(f'numbacast.cast(a, "float8e4m3fn", {options})', "a", X, {"numbacast": numbacast})
 
 
 def test_packed_is_for_python_calls():

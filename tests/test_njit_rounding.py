@@ -8,7 +8,7 @@ import re
 import exact
 import numpy as np
 import pytest
-from conftest import check_against_reference
+from conftest import assert_same_error_in_njit, check_against_reference
 from numba import njit
 
 import numbacast
@@ -188,13 +188,7 @@ def test_random_bits_that_are_also_out_are_read_before_they_are_written():
 )
 def test_rounding_options_are_checked_as_in_python(target, options):
     call = f"numbacast.cast(a, {target!r}, {options})"
-    scope = {"numbacast": numbacast, "np": np, "a": np.ones(4, np.float32)}
-    with pytest.raises((TypeError, ValueError)) as python_error:
-        eval(call, scope)
-    function = njit(eval(f"lambda a: {call}", scope))
-    with pytest.raises((TypeError, ValueError)) as njit_error:  # Numba's TypingError is neither
-        function(scope["a"])
-    assert (type(njit_error.value), str(njit_error.value)) == (type(python_error.value), str(python_error.value))
+    assert_same_error_in_njit(call, "a", np.ones(4, np.float32), {"numbacast": numbacast, "np": np})
 
 
 def test_a_non_literal_rounding_is_a_clear_type_error():
