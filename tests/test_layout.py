@@ -167,6 +167,40 @@ def test_njit_code_can_call_cast_whichever_is_imported_first(tmp_path):
         assert done.stdout.strip() == "[56, 192]", order
 
 
+def test_a_cast_leaves_the_njit_integrations_to_the_first_user_compilation(tmp_path):
+    """numbacast's own kernels do not register the ``@njit`` integrations
+    (0.02 s of a first cast); the first function of the user's that Numba
+    compiles does, whether a ``cfunc`` or an ``@njit`` function."""
+    code = textwrap.dedent("""
+        import ctypes, sys
+        import numpy as np
+        import numbacast
+
+        x = np.array([1.0, -2.0, 0.3], np.float32)
+        numbacast.cast(x, "int8")
+        print("numbacast.integrations.njit" in sys.modules)
+
+        from numba import carray, cfunc, njit, types
+
+        @cfunc(types.float32(types.CPointer(types.float32)))
+        def c(p):
+            a = numbacast.cast(carray(p, (3,)), "float8e4m3fn")
+            return np.float32(a[2])
+
+        print(c.ctypes(x.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+
+        @njit
+        def f(a):
+            return numbacast.cast(a, "float8e4m3fn")
+
+        print(f(x).view(np.uint8).tolist())
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["False", "0.3125", "[56, 192, 42]"]
+
+
 def test_a_cast_leaves_the_block_kernels_to_the_first_quantisation(tmp_path):
     """A process that casts does not import the block kernels (12 ms of Numba's
     first compilation, which registers ``numbacast.mx`` for ``@njit`` code); the

@@ -292,12 +292,34 @@ def kernel_entry(kernel, args, key=None):
     return entry
 
 
+class _OwnCompilations(threading.local):
+    """How many of numbacast's own kernels this thread is compiling (or
+    loading from the disk cache) right now."""
+
+    depth = 0
+
+
+_own_compilations = _OwnCompilations()
+
+
+def compiling_own_kernel():
+    """Whether this thread is compiling (or loading) one of numbacast's own
+    kernels.  Those need none of the ``@njit`` integrations
+    (:mod:`numbacast.integrations`): numbacast registers them with Numba at
+    the first compilation of anything else (``numbacast._register_with_numba``)."""
+    return _own_compilations.depth > 0
+
+
 def _compiled_entry(kernel, args):
     """The entry point of ``kernel`` compiled (or loaded from the disk cache)
     for ``args``, Ctrl-C deferred until the compilation is done."""
     signature = tuple(map(_numba_type, args))
-    with interrupts_deferred():
-        kernel.compile(signature)
+    _own_compilations.depth += 1
+    try:
+        with interrupts_deferred():
+            kernel.compile(signature)
+    finally:
+        _own_compilations.depth -= 1
     return kernel.overloads[signature].entry_point
 
 
