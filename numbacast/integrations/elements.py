@@ -190,14 +190,18 @@ def _e8m0_store():
 def _nan_free_store(target):
     """The store of a float32 into a type without NaN: a NaN gives the zero of the other sign."""
     convert = scalar_converter(Conversion.make(FLOAT, target))
-    one, sign_shift = np.uint32(1), np.uint32(target.format.sign_shift)
+    one, sign = np.uint32(1), np.uint32(31)
 
     @_jit
     def store(v):
-        # Selected in 32-bit lanes before the code is narrowed to a byte:
-        # vectorised, a select of bytes first packs its mask down to them.
-        other_zero = ((float_bits(v) >> np.uint32(31)) ^ one) << sign_shift
-        return np.uint8(other_zero if v != v else np.uint32(convert(v)))
+        # The NaN is replaced by the float zero of the other sign before the
+        # conversion, a select in the float lanes: selected after it, between
+        # codes, LLVM packed the NaN mask down to bytes beside them, and a
+        # user's loop of float32 stores into FLOAT4E2M1 took 1.35x the time
+        # with AVX2 code (1.0-1.06x with AVX-512 code, which selects bytes
+        # under a mask register).
+        other_zero = float32_from_bits(((float_bits(v) >> sign) ^ one) << sign)
+        return np.uint8(convert(v if v == v else other_zero))
 
     return store
 
