@@ -89,6 +89,46 @@ def test_an_array_comes_back_unchanged_and_uncopied(name):
     assert np.shares_memory(back, a) and back.ctypes.data == a.ctypes.data
 
 
+def test_array_arguments_are_typed_by_their_dtype_dimensions_layout_and_writability():
+    """The type of an ml_dtypes array argument, kept per kind for speed, is
+    the one its dtype, dimensions, layout and writability give, in any
+    order of calls (a key that left one out would hand back another's)."""
+    from numba import typeof, types
+
+    base = np.zeros((4, 6), ml_dtypes.bfloat16)
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    variants = [
+        base,
+        base.T,
+        base[:, ::2],
+        base[0],
+        base[0, 0:1],
+        base.reshape(2, 2, 6),
+        read_only,
+        read_only.T,
+        np.zeros((), ml_dtypes.bfloat16),
+        np.zeros(5, ml_dtypes.int4),
+        np.zeros(5, ml_dtypes.float8_e3m4),
+    ]
+    for a in variants + variants[::-1]:
+        layout = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else "A"
+        want = types.Array(numpy_support.from_dtype(a.dtype), a.ndim, layout, readonly=not a.flags.writeable)
+        assert typeof(a) == want, (a.shape, a.strides, a.flags.writeable)
+
+    @njit
+    def second(a):
+        return a[0, 1]
+
+    base[:] = np.arange(24).reshape(4, 6)
+    read_only = base.copy()
+    read_only.flags.writeable = False
+    for a in (base, read_only, base.T, base[:, ::2]):
+        assert codes(second(a)) == codes(a[0, 1])
+    assert {sig[0].layout for sig in second.signatures} == {"C", "F", "A"}
+    assert {sig[0].mutable for sig in second.signatures} == {True, False}
+
+
 @pytest.mark.parametrize("name", ["bfloat16", "float8e4m3fn", "int4", "float6e2m3"])
 def test_slices_and_views_behave_as_for_float32(name):
     t = numbacast.resolve(name)
