@@ -16,7 +16,7 @@ those codes, with no copy on the way in or out:
   ``a.dtype == b.dtype`` gives NumPy's answer where one is an ml_dtypes
   type (:func:`_dtype_equality`);
 * boxing: Numba turns a type back into a dtype with
-  ``numba.np.numpy_support.as_dtype``, which has no extension point.  The one
+  ``numba.np.numpy_support.as_dtype``, which has no extension point.  A
   hook of this module wraps that function (the module attribute, which is
   what Numba's array and dtype boxing, and its type unification, call) so
   that these types give their ml_dtypes dtype and every other type goes to
@@ -202,7 +202,7 @@ def _typeof_array(value, context):
 
 
 # --------------------------------------------------------------------------
-# The one hook: numpy_support.as_dtype
+# The hook of numpy_support.as_dtype
 # --------------------------------------------------------------------------
 
 _numba_as_dtype = numpy_support.as_dtype
