@@ -30,3 +30,11 @@ def test_the_asv_benchmark_runs(monkeypatch):
         benchmark.setup(pair)
         benchmark.time_user_loop(pair)
         benchmark.time_cast(pair)
+
+
+def test_the_call_overhead_asv_benchmark_runs():
+    benchmark = bench_user_loop.UserCallOverhead()
+    for dtype in benchmark.params[0]:
+        benchmark.setup(dtype)
+        assert benchmark.call() == 1
+        benchmark.time_call(dtype)

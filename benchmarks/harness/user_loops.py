@@ -32,6 +32,20 @@ def load_loop(a, scale, out):
         out[i] = np.float32(a[i]) * scale
 
 
+@njit(nogil=True, cache=True)
+def array_size(a):
+    """Next to nothing: a call of it costs what calling an ``@njit`` function
+    costs per array argument (typing it included)."""
+    return a.size
+
+
+def call_with(dtype):
+    """A warm call of :func:`array_size` on a 1-element array of ``dtype`` (NumPy's or ml_dtypes')."""
+    a = np.zeros(1, dtype)
+    array_size(a)  # compile, or load from the disk cache
+    return lambda: array_size(a)
+
+
 def cast_options(target):
     """The options that make ``numbacast.cast`` round as an assignment."""
     return {"saturate": False} if target.name.startswith("float8") else {}
