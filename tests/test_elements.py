@@ -382,6 +382,35 @@ def test_unsupported_operators_are_compile_time_errors_with_what_to_do(expressio
     assert "Write instead" in str(error.value) or "write ~" in str(error.value)
 
 
+def _accumulate(a):
+    acc = 0
+    for i in range(a.size):
+        acc = acc + a[i]
+    return acc
+
+
+def _either(a, flag):
+    v = np.int8(3)
+    if flag:
+        v = a[0]
+    return v
+
+
+def test_a_variable_of_a_number_and_an_element_has_numpys_common_type_or_is_refused():
+    """``v`` of an int8 and a bfloat16 is a bfloat16 (NumPy's promotion) of
+    Python's value; an int64 and a bfloat16 have no common type in NumPy: a
+    TypeError saying what to write (it was NumPy's DTypePromotionError from
+    inside Numba's typing)."""
+    a = np.array([2.5, 1.0], ml_dtypes.bfloat16)
+    for flag in (True, False):
+        got, want = njit(_either)(a, flag), _either(a, flag)
+        assert type(got) is ml_dtypes.bfloat16 and float(got) == float(want)
+    with pytest.raises(TypeError, match="no type that holds both int64 and bfloat16") as error:
+        njit(_accumulate)(a)
+    assert "Write instead" in str(error.value) and type(error.value) is TypeError
+    assert _accumulate(a) == 3.5  # Python's 0 is a Python int, which takes the element's type
+
+
 # --------------------------------------------------------------------------
 # A parallel user loop: the same bits as numbacast.cast
 # --------------------------------------------------------------------------

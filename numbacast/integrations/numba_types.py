@@ -150,6 +150,38 @@ class ForeignElement(types.Number):
         return None
 
 
+# --------------------------------------------------------------------------
+# Unification: one type for a variable that holds a number and an element
+# --------------------------------------------------------------------------
+
+_numba_number_unify = types.Number.unify
+
+
+def _number_unify(self, typingctx, other):
+    """Numba's unification of a number type with another (NumPy's promotion:
+    the one type of a variable given both, ``acc = 0`` then ``acc = acc +
+    a[i]``), which asks the number first: with an element, the element's
+    (:meth:`Element.unify`), and where NumPy has no type for both (int64 and
+    bfloat16), a TypeError that says what to write, where NumPy's own
+    DTypePromotionError came out of Numba's typing."""
+    if isinstance(other, ForeignElement):
+        raise TypeError(other.refusal())
+    if not isinstance(other, Element):
+        return _numba_number_unify(self, typingctx, other)
+    unified = other.unify(typingctx, self)
+    if unified is None:
+        raise TypeError(
+            f"numbacast: NumPy has no type that holds both {types.unliteral(self)} and {other}, so a variable "
+            f"of @njit code cannot hold one and then the other (such as acc = 0, then acc = acc + a[i]). "
+            f"Write instead: start it as the type it will hold, such as acc = np.float32(0) and "
+            f"acc += np.float32(a[i])"
+        )
+    return unified
+
+
+types.Number.unify = _number_unify  # type: ignore[method-assign]
+
+
 def _foreign_dtypes():
     known = {t.storage for t in TYPES}
     for name in dir(ml_dtypes):
