@@ -4,7 +4,7 @@ copies, slices and views, array creation, scalars, and clear errors."""
 import ml_dtypes
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, typeof, types
 from numba.np import numpy_support
 
 import numbacast
@@ -93,8 +93,6 @@ def test_array_arguments_are_typed_by_their_dtype_dimensions_layout_and_writabil
     """The type of an ml_dtypes array argument, kept per kind for speed, is
     the one its dtype, dimensions, layout and writability give, in any
     order of calls (a key that left one out would hand back another's)."""
-    from numba import typeof, types
-
     base = np.zeros((4, 6), ml_dtypes.bfloat16)
     read_only = base.copy()
     read_only.flags.writeable = False
