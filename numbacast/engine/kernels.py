@@ -46,7 +46,7 @@ from numba.extending import overload
 from numba.np.numpy_support import from_dtype, map_layout
 
 from .bits import smaller
-from .cache import OVERLOAD_OPTIONS, cached_njit, codec_njit, helper_njit, serial_version
+from .cache import OVERLOAD_OPTIONS, cached_njit, helper_njit, serial_version
 from .conversion import ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
@@ -91,7 +91,7 @@ def _convert_run(src, dst, first, end, lag, conversion, table):
         dst[i - lag] = convert_element(src[i], conversion, table)
 
 
-@codec_njit
+@helper_njit(inline="always")
 def _runs(src):
     """``(run, runs)``: the parallel loops go through ``src`` by runs of
     ``run`` elements (:data:`~numbacast.engine.prefetch.RUN_BYTES` of the

@@ -50,6 +50,7 @@ from numba.extending import NativeValue, box, intrinsic, models, overload, regis
 from numba.np import arrayobj, numpy_support
 
 from ..engine.cache import OVERLOAD_OPTIONS
+from ..engine.kernels import array_key
 from ..formats.registry import TYPES, resolve
 
 
@@ -221,12 +222,12 @@ def _typeof_array(value, context):
     dtype that it computes only for NumPy's own dtypes: for any other, each
     call asks Python, whose ``typeof`` builds the array type anew.  A call
     of an ``@njit`` function taking one bfloat16 array took 7.4 us in that
-    (0.16 us with a uint8 array), 2.4 us with the types kept.  Every other
-    array goes to Numba's own function."""
+    (0.16 us with a uint8 array), 2.4 us with the types kept (by the key
+    the kernels keep their entry points by, :func:`~numbacast.engine.kernels.array_key`).
+    Every other array goes to Numba's own function."""
     if type(value) is not np.ndarray or value.dtype not in _BY_DTYPE:
         return _numba_typeof_ndarray(value, context)
-    flags = value.flags
-    key = (value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable)
+    key = array_key(value)
     array_type = _ARRAY_TYPES.get(key)
     if array_type is None:
         array_type = _ARRAY_TYPES[key] = _numba_typeof_ndarray(value, context)
