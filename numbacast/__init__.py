@@ -190,7 +190,7 @@ class _WhenNumbaIsImported(importlib.abc.MetaPathFinder):
         return spec
 
 
-if "numba" in sys.modules:
-    _register_with_numba()
+if "numba" in sys.modules:  # imported before numbacast: registered all the same before its next compilation
+    _register_before_numba_compiles()
 else:
     sys.meta_path.insert(0, _WhenNumbaIsImported())

@@ -544,8 +544,11 @@ def test_a_parallel_kernels_loop_is_linked_only_and_a_users_parallel_code_is_not
     assert result.returncode == 0, result.stderr
     probe = json.loads(result.stdout.strip().splitlines()[-1])
     assert probe["codes"] == [0x7E]
-    assert sum("numba_parfor_gufunc" in name for name in probe["kernel"]) == 1
-    assert "parallelgufuncwrapper" in probe["kernel"] and len(probe["kernel"]) == 3
+    # (with numbacast's helpers the kernel calls, whose libraries are linked-only
+    # too, and made here too once the engine is imported after the probe's hook)
+    parfor_parts = [name for name in probe["kernel"] if "gufunc" in name.lower()]
+    assert sum("numba_parfor_gufunc" in name for name in parfor_parts) == 1
+    assert "parallelgufuncwrapper" in parfor_parts and len(parfor_parts) == 3
     assert probe["user"] == [] and probe["total"] == 4999950000.0
 
 
