@@ -179,21 +179,25 @@ def test_texts_take_onnx_rule_only():
 
 
 @pytest.mark.parametrize("bits", [32, 40, 64])
-def test_stochastic_decisions_at_the_fast_pass_edge(bits):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stochastic_decisions_at_the_fast_pass_edge(bits, dtype):
     """Random numbers whose top 32 bits ``r`` put ``h + r`` (``h`` the top 32
     bits of the fraction) at ``2**32 - 2`` and ``2**32 - 1``, where the fast
     pass leaves the decision to the full one, and one either side, with the
-    low bits all zeros and all ones, on float64 values whose fractions have
-    bits below ``2**-32`` (where those low bits decide): the reference's
-    decision every time."""
+    low bits all zeros and all ones, on values whose fractions have bits
+    below ``2**-32`` (where those low bits decide) and on float32 values of
+    every binade with a fraction (whose ``h`` the fast pass computes in
+    float32, the top bit set or not): the reference's decision every time."""
     rng = np.random.default_rng(bits)
     base = np.concatenate(
         [
             rng.standard_normal(200) * 40,
             0.5 + 2.0**-40 * rng.integers(-(2**12), 2**12, 100),
             np.array([2.0**-33, 2.0**-40, 2.0**-70, 1 - 2.0**-53, 7.0, -(2.0**-35) * 3]),
+            np.exp2(np.arange(-40, 23)) * (1 + rng.random(63)),
+            np.array([1 - 2.0**-24, 0.5 - 2.0**-25, 2.0**-149, 2.0**23 - 0.5, 0.5 + 2.0**-24]),
         ]
-    )
+    ).astype(dtype)
     values, numbers = [], []
     for x in base.tolist():
         fraction = abs(Fraction(x)) - int(abs(x))
@@ -204,12 +208,13 @@ def test_stochastic_decisions_at_the_fast_pass_edge(bits):
                 for low in {0, (1 << (bits - 32)) - 1}:
                     values.append(x)
                     numbers.append((top << (bits - 32)) | low)
-    values = np.array(values)
+    values = np.array(values, dtype)
     r = np.array(numbers, np.uint64)
     got = numbacast.cast(values, "int16", rounding="stochastic", random_bits=r, stochastic_bits=bits)
-    codes = values.view(np.uint64).tolist()
+    codes = values.view(f"u{values.dtype.itemsize}").tolist()
+    source = "float" if dtype is np.float32 else "double"
     expected = [
-        exact.encode("int16", exact.decode("double", c), rounding="stochastic", random=(int(ri), bits))
+        exact.encode("int16", exact.decode(source, c), rounding="stochastic", random=(int(ri), bits))
         for c, ri in zip(codes, r.tolist())
     ]
     assert got.view(np.uint16).astype(np.uint64).tolist() == expected

@@ -943,31 +943,45 @@ def _fast_integral_rounder(real, stochastic_bits, part):
     """The parts of stochastic rounding into integers with ``stochastic_bits``
     of 32 or more, but FULL: :data:`REDUCE` keeps the random number's top 32
     bits ``r``; :data:`FAST` moves ``|x|`` up when ``h + r >= 2**32``, ``h`` the
-    top 32 bits of its fraction (``floor(p * 2**32)``, computed in float64,
-    exact); :data:`CHECK` is zero where ``h + r`` is ``2**32 - 2`` or ``2**32 -
-    1``, the only sums where the dropped bits (of the fraction rounded to
-    ``stochastic_bits`` bits, which may carry into ``h``, and of the number)
-    can change the decision: there FULL decides.  FAST and CHECK run in
-    float64 and 32-bit lanes, where FULL takes 64-bit integer lanes
-    (:func:`stochastic_up`)."""
+    top 32 bits of its fraction (``floor(p * 2**32)``, exact in the source's
+    own float type: see ``high_fraction``), and leaves the infinities
+    themselves and a NaN a NaN (which the integer conversion after it
+    makes 0 in every target); :data:`CHECK` is zero where ``h + r``
+    is ``2**32 - 2`` or ``2**32 - 1``, the only sums where the dropped bits (of
+    the fraction rounded to ``stochastic_bits`` bits, which may carry into
+    ``h``, and of the number) can change the decision: there FULL decides.
+    FAST and CHECK run in the lanes of the source's type and 32-bit integer
+    lanes (a float32 source 8 to a 256-bit register, where float64 lanes
+    took 4), where FULL takes 64-bit integer lanes (:func:`stochastic_up`)."""
     drop = np.uint64(stochastic_bits - _FAST_BITS)
     if part == REDUCE:
         return _jit(lambda r: np.uint32(np.uint64(r) >> drop))
-    scale, offset, flip = np.float64(2.0**32), np.float64(2.0**31), np.uint32(0x80000000)
-    zero, ones, window = np.float64(0.0), np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
+    scale, half_range, zero = real(2.0**32), real(2.0**31), real(0.0)
+    flip, no_flip = np.uint32(0x80000000), np.uint32(0)
+    ones, window = np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
+    wide = real is np.float64
 
     @_jit
     def high_fraction(a):
-        """``floor(p * 2**32)`` of the fraction ``p`` of ``a`` (0 for NaN and infinities), as a uint32."""
+        """``floor(p * 2**32)`` of the fraction ``p`` of ``a >= 0`` (0 for NaN
+        and infinities), as a uint32.  Exact in float32 as in float64: ``p``
+        is ``a - floor(a)`` without rounding, ``p * 2**32`` a power-of-two
+        multiple, its floor an integer ``v`` below ``2**32``, converted as
+        ``v - 2**31`` (the sign bit flipped back): exact for every such ``v``
+        in float64; in float32 from ``2**31`` up only (a multiple of ``2**8``
+        there), below which ``v`` converts as it is."""
         p = a - np.floor(a)
-        p = choose(p == p, p, zero)
-        return np.uint32(np.int32(np.floor(p * scale) - offset)) ^ flip  # exact: float64 holds the integers
+        v = np.floor(choose(p == p, p, zero) * scale)
+        if wide:
+            return np.uint32(np.int32(v - half_range)) ^ flip
+        top = v >= half_range
+        return np.uint32(np.int32(v - choose(top, half_range, zero))) ^ choose(top, flip, no_flip)
 
     if part == CHECK:
 
         @_jit
         def check(x, reduced):
-            total = np.uint32(high_fraction(np.abs(np.float64(x))) + np.uint32(reduced))
+            total = np.uint32(high_fraction(np.abs(real(x))) + np.uint32(reduced))
             return np.uint32(total <= window)
 
         return check
@@ -975,10 +989,9 @@ def _fast_integral_rounder(real, stochastic_bits, part):
     @_jit
     def fast(x, reduced):
         x = real(x)
-        a = np.abs(np.float64(x))
-        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))  # h + r >= 2**32
-        rounded = real(np.copysign(np.floor(a) + np.float64(up), np.float64(x)))
-        return choose(np.isfinite(x), rounded, x)
+        a = np.abs(x)
+        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))
+        return np.copysign(np.floor(a) + real(up), x)  # exact: a fraction leaves floor(a) + 1 <= 2**23 in float32
 
     return fast
 
