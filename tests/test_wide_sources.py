@@ -6,6 +6,8 @@ reference."""
 
 import functools
 import os
+import subprocess
+import sys
 import zlib
 from fractions import Fraction
 
@@ -172,3 +174,47 @@ def test_float_to_bfloat16_under_every_top_half_matches_ml_dtypes():
             expected = x.astype(ml_dtypes.bfloat16).view(np.uint16)
         got = numbacast.cast(x, "bfloat16").view(np.uint16)
         assert np.array_equal(got, expected), codes[np.flatnonzero(got != expected)[:5]]
+
+
+#: Casts, in a process whose kernels are compiled for haswell (AVX2, no
+#: AVX-512DQ), of the arrays of an ``.npz`` file named "source:target:rounding"
+#: (rounding "" for ONNX's rule) into another.
+SHIFTS_PROBE = """
+import sys
+import numpy as np
+import numbacast
+from numbacast.engine.bits import converts_to_int64_in_vectors
+
+given = np.load(sys.argv[1])
+out = {key: numbacast.cast(given[key], key.split(":")[1], rounding=key.split(":")[2] or None) for key in given.files}
+np.savez(sys.argv[2], by_shifts=not converts_to_int64_in_vectors(), **out)
+"""
+
+
+def test_wide_integer_targets_by_shifts_with_avx2_code(tmp_path):
+    """Compiled for a CPU without a packed conversion of floats into 64-bit
+    integers (haswell), FLOAT and DOUBLE go into INT64, UINT64 and UINT32 by
+    the shifts of ``codecs.truncated_magnitude`` and selects: the exact
+    reference's codes on each target's edges and their neighbours, the
+    specials and a random sample, by ONNX's rule (toward zero) and rounding
+    up, whichever CPU runs the suite (where it has AVX-512DQ, the suite's
+    own casts take the conversion instruction)."""
+    rng = np.random.default_rng(64)
+    arrays = {}
+    for source in ("float", "double"):
+        for target in ("int64", "uint64", "uint32"):
+            x = np.concatenate(
+                [nearby(source, target_points(source, target, rng)), specials(source), random_values(source, rng)]
+            )
+            for rounding in ("", "toward_positive"):
+                arrays[f"{source}:{target}:{rounding}"] = x
+    np.savez(tmp_path / "given.npz", **arrays)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
+    args = [sys.executable, "-c", SHIFTS_PROBE, str(tmp_path / "given.npz"), str(tmp_path / "got.npz")]
+    subprocess.run(args, env=env, check=True, capture_output=True)
+    got = np.load(tmp_path / "got.npz")
+    assert bool(got["by_shifts"])
+    for key, x in arrays.items():
+        source, target, rounding = key.split(":")
+        options = {"rounding": rounding} if rounding else {}
+        check_against_reference(source, x.view(f"u{x.dtype.itemsize}"), target, options, got[key])

@@ -93,6 +93,8 @@ NUMPY_PAIRS = tuple(
         ("float", "float16"),
         ("float16", "float"),
         ("double", "int32"),
+        ("double", "int64"),
+        ("float", "uint64"),
         ("int64", "float"),
         ("int32", "int8"),
         ("float", "bool"),

@@ -339,6 +339,19 @@ def narrows_to_bytes_by_packs():
     return "packus" in assembly
 
 
+@functools.cache
+def converts_to_int64_in_vectors():
+    """Whether the CPU Numba compiles for converts a vector of float64 to
+    int64 by an instruction (AVX-512DQ's ``vcvttpd2qq``), where AVX2 has
+    none and a loop that converts does so element by element: LLVM compiles
+    a probe and is asked which it emitted."""
+    assembly = _probe_assembly(
+        "define <4 x i64> @probe(<4 x double> %x) {\n  %t = fptosi <4 x double> %x to <4 x i64>\n"
+        "  ret <4 x i64> %t\n}\n"
+    )
+    return "cvttpd2qq" in assembly
+
+
 #: What the probe's assembly holds where the conversion is a runtime function (the
 #: names compiler-rt and libgcc give it, x86's call instruction).
 _HALF_RUNTIME_CALLS = ("__truncsfhf2", "__gnu_f2h_ieee", "call")
