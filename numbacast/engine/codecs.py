@@ -391,14 +391,14 @@ def float_to_int(fmt, real=np.float64):
     checks and in the source's own width: packed float32 -> int32 and float64
     -> int32 conversions are AVX2 instructions, float -> int64 ones need
     AVX-512DQ, so this lets LLVM vectorise the loop.  Without AVX-512DQ
-    (:func:`~numbacast.engine.bits.converts_to_int64_in_vectors`) the
-    wider targets (INT64, UINT32, UINT64) take the magnitude by shifts (:func:`truncated_magnitude`) and
-    the range checks by selects, which vectorise too, where a conversion
-    per element and a branch on its range were a mispredicted branch for
-    each negative value into an unsigned type (FLOAT -> UINT64 6.8
-    ns/element on one thread).  Every bound is a power of two, exact in
-    float32 and float64 alike, so the comparisons give what they give on
-    the exact value.
+    (:func:`~numbacast.engine.bits.converts_to_int64_in_vectors`) the wider
+    targets (INT64, UINT32, UINT64) take the magnitude by shifts
+    (:func:`truncated_magnitude`) and the range checks by selects, which
+    vectorise too, where a conversion per element and a branch on its range
+    were a mispredicted branch for each negative value into an unsigned
+    type (FLOAT -> UINT64 6.8 ns/element on one thread).  Every bound is a
+    power of two, exact in float32 and float64 alike, so the comparisons
+    give what they give on the exact value.
     """
     int32 = np.int32
     if fmt.bits < 8:

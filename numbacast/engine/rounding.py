@@ -990,7 +990,7 @@ def _fast_integral_rounder(real, stochastic_bits, part):
     def fast(x, reduced):
         x = real(x)
         a = np.abs(x)
-        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))
+        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))  # h + r >= 2**32
         return np.copysign(np.floor(a) + real(up), x)  # exact: a fraction leaves floor(a) + 1 <= 2**23 in float32
 
     return fast
