@@ -344,12 +344,13 @@ def converts_to_int64_in_vectors():
     """Whether the CPU Numba compiles for converts a vector of float64 to
     int64 by an instruction (AVX-512DQ's ``vcvttpd2qq``), where AVX2 has
     none and a loop that converts does so element by element: LLVM compiles
-    a probe and is asked which it emitted."""
+    a probe and is asked whether it converted one element at a time
+    (``cvttsd2si``, as for every x86-64 without AVX-512DQ)."""
     assembly = _probe_assembly(
         "define <4 x i64> @probe(<4 x double> %x) {\n  %t = fptosi <4 x double> %x to <4 x i64>\n"
         "  ret <4 x i64> %t\n}\n"
     )
-    return "cvttpd2qq" in assembly
+    return "cvttsd2si" not in assembly
 
 
 #: What the probe's assembly holds where the conversion is a runtime function (the
