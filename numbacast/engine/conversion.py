@@ -524,7 +524,13 @@ def _stage(kind, wide_int, conversion, part):
 
     if target is FLOAT16 and kind == "f32" and rounding in _HALF_DIRECTIONS and converts_half_in_hardware():
         return half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
-    if kind == "f32" and (not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)):
+    in_float32 = not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)
+    if kind == "int" and not wide_int and not random and in_float32 and 2 * fmt.largest <= _FLOAT32_INTEGERS:
+        # Integers below 2**24 are float32 exactly, and from there up every value overflows such a
+        # target alike in every mode: the float32 stage, in lanes twice as many as float64's
+        as_float32 = _stage("f32", False, replace(conversion, source=FLOAT), part)
+        return _jit(lambda x: as_float32(np.float32(x)))
+    if kind == "f32" and in_float32:
         encode, takes_r = encoder(formats.FLOAT32)
         if part == rounding_modes.REDUCE:
             return encode
@@ -545,6 +551,9 @@ def _stage(kind, wide_int, conversion, part):
 
 
 _NO_RANDOM = np.uint64(0)
+
+#: 2**24: every integer up to it is a float32.
+_FLOAT32_INTEGERS = 1 << 24
 
 #: The roundings of FLOAT -> FLOAT16 by the processor's conversion (see bits.half_code).
 #: Not ties away: testing for a tie took two more conversions, and the bit formula
