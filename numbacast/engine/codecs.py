@@ -380,6 +380,13 @@ def float_decoder(fmt):
 _TWO_62 = 2.0**62
 
 
+_ZERO64 = np.uint64(0)
+_FRACTION_FIELD = np.uint64((1 << 52) - 1)
+_IMPLICIT_BIT = np.uint64(1 << 52)
+_UNITS_EXPONENT = 1023 + 52  # the biased exponent of a float64 whose last significand bit weighs 1
+_EXPONENT_SHIFT, _EXPONENT_FIELD = np.uint64(52), np.uint64(0x7FF)
+
+
 @functools.cache
 def float_to_int(fmt, real=np.float64):
     """``convert(x) -> int``: a float64 (or a float32, when ``real`` is
@@ -442,26 +449,17 @@ def float_to_int(fmt, real=np.float64):
         return to_int_clamped
 
     if through is not int32 and not converts_to_int64_in_vectors():  # AVX2: by shifts, in vector lanes
-        top, bottom, zero = result(max_value), result(min_value), real(0)
-
-        if fmt.signed:
-
-            @_jit
-            def to_int64_by_shifts(x):
-                x = real(x)
-                t = truncated_magnitude(np.float64(x))
-                n = choose(x == x, np.int64(choose(x < zero, np.uint64(_ZERO64 - t), t)), np.int64(0))
-                return choose(x >= highest, top, choose(x < lowest, bottom, n))
-
-            return to_int64_by_shifts
+        top, bottom = (np.uint64(bound % (1 << 64)) for bound in (max_value, min_value))  # modulo 2**64
+        zero = real(0)
 
         @_jit
-        def to_unsigned_by_shifts(x):
+        def to_int_by_shifts(x):
             x = real(x)
-            t = result(truncated_magnitude(np.float64(x)))
-            return choose(x >= highest, top, choose(x > zero, t, result(0)))
+            t = truncated_magnitude(np.float64(x))
+            n = choose(x == x, choose(x < zero, np.uint64(_ZERO64 - t), t), _ZERO64)  # modulo 2**64
+            return result(choose(x >= highest, top, choose(x < lowest, bottom, n)))
 
-        return to_unsigned_by_shifts
+        return to_int_by_shifts
 
     @_jit
     def to_int(x):
@@ -475,13 +473,6 @@ def float_to_int(fmt, real=np.float64):
         return result(through(x))
 
     return to_int
-
-
-_ZERO64 = np.uint64(0)
-_FRACTION_FIELD = np.uint64((1 << 52) - 1)
-_IMPLICIT_BIT = np.uint64(1 << 52)
-_UNITS_EXPONENT = 1023 + 52  # the biased exponent of a float64 whose last significand bit weighs 1
-_EXPONENT_SHIFT, _EXPONENT_FIELD = np.uint64(52), np.uint64(0x7FF)
 
 
 @_jit
