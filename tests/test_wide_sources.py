@@ -1,8 +1,8 @@
 """FLOAT, DOUBLE and the 32/64-bit integers into every target: each target's
 rounding midpoints (of FLOAT16 and BFLOAT16, those at the ends of each binade
-and a random thirty-second of the rest) and their neighbours one unit away in the source, the
-specials, the range edges and a random sample, against the exact
-reference."""
+and a random thirty-second of the rest), FLOAT's powers of two, and their
+neighbours one unit away in the source, the specials, the range edges and a
+random sample, against the exact reference."""
 
 import functools
 import os
@@ -107,6 +107,15 @@ def nearby(source, points):
     return np.array(sorted(i for i in ints if info.min <= i <= info.max), dtype=dtype)
 
 
+def powers_of_two(source):
+    """Every power of two of FLOAT's range, for a float source (with
+    :func:`nearby`, the values just below them, where a rounded magnitude
+    carries into the next binade), else none."""
+    if numbacast.resolve(source).storage.kind != "f":
+        return []
+    return [Fraction(2) ** k for k in range(-149, 128)]
+
+
 def specials(source):
     dtype = numbacast.resolve(source).storage
     if dtype.kind == "f":
@@ -144,7 +153,11 @@ def test_midpoints_neighbours_specials_and_random(source, variant):
     target, options = variant
     rng = np.random.default_rng(zlib.crc32(f"{source}->{target}".encode()))
     x = np.concatenate(
-        [nearby(source, target_points(source, target, rng)), specials(source), random_values(source, rng)]
+        [
+            nearby(source, target_points(source, target, rng) + powers_of_two(source)),
+            specials(source),
+            random_values(source, rng),
+        ]
     )
     x = np.unique(x.view(f"u{x.dtype.itemsize}")).view(x.dtype)
     out = cast_in_serial_pieces(x, target, **options)
@@ -195,16 +208,20 @@ def test_wide_integer_targets_by_shifts_with_avx2_code(tmp_path):
     """Compiled for a CPU without a packed conversion of floats into 64-bit
     integers (haswell), FLOAT and DOUBLE go into INT64, UINT64 and UINT32 by
     the shifts of ``codecs.truncated_magnitude`` and selects: the exact
-    reference's codes on each target's edges and their neighbours, the
-    specials and a random sample, by ONNX's rule (toward zero) and rounding
-    up, whichever CPU runs the suite (where it has AVX-512DQ, the suite's
-    own casts take the conversion instruction)."""
+    reference's codes on each target's edges, FLOAT's powers of two and
+    their neighbours, the specials and a random sample, by ONNX's rule
+    (toward zero) and rounding up, whichever CPU runs the suite (where it
+    has AVX-512DQ, the suite's own casts take the conversion instruction)."""
     rng = np.random.default_rng(64)
     arrays = {}
     for source in ("float", "double"):
         for target in ("int64", "uint64", "uint32"):
             x = np.concatenate(
-                [nearby(source, target_points(source, target, rng)), specials(source), random_values(source, rng)]
+                [
+                    nearby(source, target_points(source, target, rng) + powers_of_two(source)),
+                    specials(source),
+                    random_values(source, rng),
+                ]
             )
             for rounding in ("", "toward_positive"):
                 arrays[f"{source}:{target}:{rounding}"] = x
