@@ -174,6 +174,18 @@ def every_nan(dtype):
     return np.concatenate([magnitudes, magnitudes | sign]).view(dtype)
 
 
+@pytest.mark.parametrize("rounding", NON_STOCHASTIC)
+def test_double_nans_become_the_float_quiet_nan_of_their_sign(rounding):
+    """DOUBLE -> FLOAT writes FLOAT's quiet NaN of the NaN's sign, none of its
+    payload (docs/rules.md), in every mode but stochastic: the processor's
+    conversion, which the nearest and directed modes take, keeps the top of
+    the payload, and the cast clears it."""
+    values = every_nan(np.float64)
+    want = [exact.encode("float", exact.Exact.nan(sign), rounding=rounding) for sign in (0, 1)]
+    codes = numbacast.cast(values, "float", rounding=rounding).view(np.uint32).astype(np.int64)
+    assert (codes == np.where(np.signbit(values), want[1], want[0])).all()
+
+
 @pytest.mark.parametrize("source", ["float", "double"])
 @pytest.mark.parametrize("target", NAN_PAYLOAD_TARGETS)
 def test_every_nan_payload_gives_the_nan_code(source, target):

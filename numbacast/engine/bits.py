@@ -11,7 +11,8 @@ float by two constants in one vector min and one vector max, and
 ``odd_float32(x)`` rounds a float64 to float32 to odd.  ``half_code(direction)``
 is the FLOAT16 code of a float32 by the processor's own conversion, rounded
 in a direction, and ``half_value(code)`` the value of a code, where
-:func:`converts_half_in_hardware` says the compile target has them.
+:func:`converts_half_in_hardware` says the compile target has them;
+``single_value(direction)`` rounds a float64 to float32 so.
 """
 
 import functools
@@ -203,6 +204,33 @@ def odd_float32(typingctx, x):
     return types.float32(x), codegen
 
 
+def _narrowing(builder, value, direction, narrow, width, quiet_mask):
+    """IR: the ``width``-bit code of the float ``value`` converted to the
+    narrower IR float type ``narrow`` by the processor (``fptrunc``: to
+    nearest even), moved one code in ``direction`` where that lies on the
+    wrong side of ``value`` (see :func:`half_code`), a NaN's bits and-ed
+    with ``quiet_mask`` (its payload below the quiet bit cleared)."""
+    word = ir.IntType(width)
+    narrowed = builder.fptrunc(value, narrow)
+    code = builder.bitcast(narrowed, word)
+    if direction:
+        back = builder.fpext(narrowed, value.type)  # exact
+        if direction == 2:  # toward zero: a magnitude above |value| steps down
+            magnitudes = (_float_intrinsic(builder, "fabs", v) for v in (back, value))
+            wrong = builder.fcmp_ordered(">", *magnitudes)
+            step = word(-1)
+        else:  # one code up (direction 1) or down (-1) in value: +-1 by the code's sign
+            wrong = builder.fcmp_ordered("<" if direction == 1 else ">", back, value)
+            negative = builder.icmp_signed("<", code, word(0))
+            step = builder.select(negative, word(-direction), word(direction))
+        code = builder.add(code, builder.select(wrong, step, word(0)))
+    if isinstance(narrow, ir.HalfType):  # an integer test, in the code's own 16-bit lanes
+        nan = builder.icmp_unsigned(">", builder.and_(code, word(0x7FFF)), word(0x7C00))
+    else:  # a float comparison, one AVX2 instruction
+        nan = builder.fcmp_unordered("uno", narrowed, narrowed)
+    return builder.and_(code, builder.select(nan, word(quiet_mask), word(-1)))
+
+
 def _half_code(direction):
     """The intrinsic ``half_code(x)`` of :func:`half_code` for one ``direction``."""
 
@@ -211,24 +239,7 @@ def _half_code(direction):
             raise errors.NumbaTypeError(f"half_code takes a float32, not {x}")
 
         def codegen(context, builder, signature, args):
-            i16 = ir.IntType(16)
-            value = args[0]
-            half = builder.fptrunc(value, ir.HalfType())
-            code = builder.bitcast(half, i16)
-            if direction:
-                back = builder.fpext(half, ir.FloatType())  # exact
-                if direction == 2:  # toward zero: a magnitude above |x| steps down
-                    magnitudes = (_float_intrinsic(builder, "fabs", v) for v in (back, value))
-                    wrong = builder.fcmp_ordered(">", *magnitudes)
-                    step = i16(-1)
-                else:  # one code up (direction 1) or down (-1) in value: +-1 by the code's sign
-                    wrong = builder.fcmp_ordered("<" if direction == 1 else ">", back, value)
-                    negative = builder.icmp_signed("<", code, i16(0))
-                    step = builder.select(negative, i16(-direction), i16(direction))
-                code = builder.add(code, builder.select(wrong, step, i16(0)))
-            # NaN: the quiet NaN of its sign, the conversion's payload bits below the quiet bit cleared
-            nan = builder.icmp_unsigned(">", builder.and_(code, i16(0x7FFF)), i16(0x7C00))
-            code = builder.and_(code, builder.select(nan, i16(~0x01FF & 0xFFFF), i16(0xFFFF)))
+            code = _narrowing(builder, args[0], direction, ir.HalfType(), 16, ~0x01FF & 0xFFFF)
             return builder.zext(code, ir.IntType(32))
 
         return types.uint32(x), codegen
@@ -258,6 +269,38 @@ def half_code(direction):
     16-bit IR: in Numba's own arithmetic, which widens to 64 bits, LLVM kept
     part of the loop in 64-bit lanes."""
     return _HALF_CODES[direction]
+
+
+def _single_value(direction):
+    """The intrinsic ``single_value(x)`` of :func:`single_value` for one ``direction``."""
+
+    def single_value(typingctx, x):
+        if x != types.float64:
+            raise errors.NumbaTypeError(f"single_value takes a float64, not {x}")
+
+        def codegen(context, builder, signature, args):
+            code = _narrowing(builder, args[0], direction, ir.FloatType(), 32, 0xFFC00000 - (1 << 32))
+            return builder.bitcast(code, ir.FloatType())
+
+        return types.float32(x), codegen
+
+    single_value.__name__ = single_value.__qualname__ = f"single_value_{direction}"
+    return intrinsic(single_value)
+
+
+#: ``single_value(direction)(x)``: see :func:`single_value`.
+_SINGLE_VALUES = {direction: _single_value(direction) for direction in (0, 1, -1, 2)}
+
+
+def single_value(direction):
+    """The intrinsic ``f(x)``: the float64 ``x`` rounded to float32 by the
+    processor's conversion (every x86-64 has it, in vector lanes too) and,
+    for ``direction`` 1, -1 or 2 (toward +inf, -inf, zero), moved to the
+    neighbour on the other side of ``x`` where the nearest lies on the wrong
+    one, as :func:`half_code` does; a NaN is the quiet NaN of its sign (the
+    conversion keeps the top of a float64 NaN's payload, the rule keeps
+    none)."""
+    return _SINGLE_VALUES[direction]
 
 
 @intrinsic

@@ -48,6 +48,7 @@ from .bits import (
     half_code,
     half_to_float,
     half_value,
+    single_value,
 )
 from .cache import OVERLOAD_OPTIONS, codec_njit, helper_njit
 
@@ -470,6 +471,8 @@ def _stage(kind, wide_int, conversion, part):
     if target is DOUBLE and directed and wide_int:
         convert = rounding_modes.int_to_float64_rounded(rounding, bits, part)
         return convert if part == rounding_modes.REDUCE else _random_stage(convert, random)
+    if target is FLOAT and kind == "f64" and rounding in _PROCESSOR_DIRECTIONS and part == rounding_modes.FULL:
+        return single_value(_PROCESSOR_DIRECTIONS[rounding])  # the processor's conversion, NaN made canonical
     if target is FLOAT and directed:
         encode_float = rounding_modes.rounding_encoder(
             formats.FLOAT64, formats.FLOAT32, False, rounding, bits or rounding_modes.FULL_BITS, part=part
@@ -522,8 +525,8 @@ def _stage(kind, wide_int, conversion, part):
             return encode, True
         return codecs.float_encoder(source, fmt, conversion.saturate, conversion.inf_to_nan, conversion.nan_free), False
 
-    if target is FLOAT16 and kind == "f32" and rounding in _HALF_DIRECTIONS and converts_half_in_hardware():
-        return half_code(_HALF_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
+    if target is FLOAT16 and kind == "f32" and rounding in _PROCESSOR_DIRECTIONS and converts_half_in_hardware():
+        return half_code(_PROCESSOR_DIRECTIONS[rounding])  # the bit formula's codes, by the processor
     in_float32 = not is_custom(target) or rounding_modes.fits(formats.FLOAT32, fmt)
     if kind == "int" and not wide_int and not random and in_float32 and 2 * fmt.largest <= _FLOAT32_INTEGERS:
         # Integers below 2**24 are float32 exactly, and from there up every value overflows such a
@@ -555,10 +558,11 @@ _NO_RANDOM = np.uint64(0)
 #: 2**24: every integer up to it is a float32.
 _FLOAT32_INTEGERS = 1 << 24
 
-#: The roundings of FLOAT -> FLOAT16 by the processor's conversion (see bits.half_code).
-#: Not ties away: testing for a tie took two more conversions, and the bit formula
-#: took 0.75-0.95x the time on one thread on the Zen 4 EPYC (docs/internals.md).
-_HALF_DIRECTIONS = {
+#: The roundings of FLOAT -> FLOAT16 and DOUBLE -> FLOAT by the processor's conversion
+#: (see bits.half_code and bits.single_value). Not ties away: testing for a tie took two
+#: more conversions, and the bit formula took 0.75-0.95x the time on one thread on the
+#: Zen 4 EPYC (docs/internals.md).
+_PROCESSOR_DIRECTIONS = {
     rounding_modes.NEAREST_EVEN: 0,
     rounding_modes.TOWARD_POSITIVE: 1,
     rounding_modes.TOWARD_NEGATIVE: -1,
