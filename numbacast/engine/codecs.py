@@ -263,9 +263,12 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     steps_mask = uint((1 << shift) - 1)
     codes_below = uint((shift + lowest) << target.mantissa_bits)
     over, infinity = overflow_codes(target, saturate, inf_to_nan)
-    clamp, clamp_bits, signed_code = signed_codes(source, target, over, infinity, nan_codes(target))
+    nan = nan_codes(target)
+    clamp, clamp_bits, signed_code = signed_codes(source, target, over, infinity, nan)
     # magnitudes are kept at most the overflow's value (clamped) or the power of two above the largest
     kept_bits = clamp_bits if clamp else top_bits
+    nan_bits = _rounded_nan_bits(source, target, clamp, nan, top)
+    nan_selected = nan_bits is not None and not nan_free
     shift = uint(shift)
 
     @_jit
@@ -274,12 +277,39 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
         a = uint(x & magnitude_mask)
         nan = False if nan_free else from_bits(a) != from_bits(a)
         kept = smaller(a, kept_bits)
+        if nan_selected:  # the NaN's code rounded from a value's bits: one masked move with AVX-512
+            kept = choose(nan, nan_bits, kept)
+            nan = False
         bound = uint(uint(larger(kept, lowest_bits) & exponent_mask) + step_exponent)
         total = float_bits(from_bits(kept) + from_bits(bound))
         magnitude = uint(uint(uint(total >> shift) + uint(total & steps_mask)) - codes_below)
         return signed_code(x, a, magnitude, nan)
 
     return encode
+
+
+def _rounded_nan_bits(source, target, clamp, nan, top):
+    """The ``source`` bits of the value :func:`float_encoder` rounds to the
+    magnitude of ``target``'s NaN code, for a NaN to take its code by the
+    rounding, selected in before it (its code's sign kept as a value's, or,
+    in a format whose only NaN is the code of -0, given by the carry of
+    :func:`signed_codes`); None where that does not serve, or where the CPU
+    narrows codes to bytes by packs: AVX2's select of 32-bit lanes is a
+    ``vblendvps`` (two or three micro-operations), and there the step of
+    :func:`signed_codes` after the rounding is kept.  With AVX-512 the
+    select is one masked move where the step took a compare, a move of the
+    mask into a vector and a subtraction: FLOAT -> FLOAT8E4M3FN, one thread,
+    data in cache, 0.157 -> 0.150 ns/element."""
+    nan_positive, nan_negative = (int(c) for c in nan)
+    sign = 1 << target.sign_shift
+    keeps_sign = nan_negative == nan_positive | sign and nan_positive < sign and target.has_negative_zero
+    only_nan = nan_positive == nan_negative == sign and not target.has_negative_zero
+    if not clamp or not (keeps_sign or only_nan) or narrows_to_bytes_by_packs():
+        return None
+    value = target.value_of(nan_positive)  # the NaN's code read as a finite one's, in the binade of ``top`` at most
+    assert value < 2 ** (top - source.bias + 1) and nan_positive > target.max_code, (source, target)
+    uint, real, _ = source_arithmetic(source)
+    return uint(real(float(value)).view(uint))
 
 
 def cuts_short(source, target, saturate, inf_to_nan=False):
