@@ -263,11 +263,11 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     steps_mask = uint((1 << shift) - 1)
     codes_below = uint((shift + lowest) << target.mantissa_bits)
     over, infinity = overflow_codes(target, saturate, inf_to_nan)
-    nan = nan_codes(target)
-    clamp, clamp_bits, signed_code = signed_codes(source, target, over, infinity, nan)
+    nans = nan_codes(target)
+    clamp, clamp_bits, signed_code = signed_codes(source, target, over, infinity, nans)
     # magnitudes are kept at most the overflow's value (clamped) or the power of two above the largest
     kept_bits = clamp_bits if clamp else top_bits
-    nan_bits = _rounded_nan_bits(source, target, clamp, nan, top)
+    nan_bits = _rounded_nan_bits(source, target, clamp, nans, top)
     nan_selected = nan_bits is not None and not nan_free
     shift = uint(shift)
 
@@ -288,19 +288,20 @@ def float_encoder(source, target, saturate, inf_to_nan=False, nan_free=False):
     return encode
 
 
-def _rounded_nan_bits(source, target, clamp, nan, top):
+def _rounded_nan_bits(source, target, clamp, nans, top):
     """The ``source`` bits of the value :func:`float_encoder` rounds to the
-    magnitude of ``target``'s NaN code, for a NaN to take its code by the
-    rounding, selected in before it (its code's sign kept as a value's, or,
-    in a format whose only NaN is the code of -0, given by the carry of
-    :func:`signed_codes`); None where that does not serve, or where the CPU
+    magnitude of ``target``'s NaN code (``nans``: those of +NaN and -NaN),
+    for a NaN to take its code by the rounding, selected in before it (its
+    code's sign kept as a value's, or, in a format whose only NaN is the
+    code of -0, given by the carry of :func:`signed_codes`); None where
+    that does not serve, or where the CPU
     narrows codes to bytes by packs: AVX2's select of 32-bit lanes is a
     ``vblendvps`` (two or three micro-operations), and there the step of
     :func:`signed_codes` after the rounding is kept.  With AVX-512 the
     select is one masked move where the step took a compare, a move of the
     mask into a vector and a subtraction: FLOAT -> FLOAT8E4M3FN, one thread,
     data in cache, 0.157 -> 0.150 ns/element."""
-    nan_positive, nan_negative = (int(c) for c in nan)
+    nan_positive, nan_negative = (int(c) for c in nans)
     sign = 1 << target.sign_shift
     keeps_sign = nan_negative == nan_positive | sign and nan_positive < sign and target.has_negative_zero
     only_nan = nan_positive == nan_negative == sign and not target.has_negative_zero
@@ -389,9 +390,8 @@ def float_decoder(fmt):
         @_jit
         def decode_moved_up(code):
             bits = uint(uint(uint(code) & code_mask) << widen)
-            value = from_bits(
-                bits
-            )  # NaN found by a float comparison: one AVX2 instruction where an unsigned one took 3
+            value = from_bits(bits)
+            # NaN found by a float comparison: one AVX2 instruction where an unsigned one took three
             return choose(value != value, from_bits(uint(quiet_nan_bits | uint(bits & sign32))), value)
 
         return decode_moved_up
