@@ -191,15 +191,11 @@ def odd_float32(typingctx, x):
 
     def codegen(context, builder, signature, args):
         (value,) = args
-        word = ir.IntType(32)
-        nearest = builder.fptrunc(value, ir.FloatType())
-        back = builder.fpext(nearest, ir.DoubleType())
-        away = builder.fcmp_ordered(
-            ">", _float_intrinsic(builder, "fabs", back), _float_intrinsic(builder, "fabs", value)
-        )
-        inexact = builder.fcmp_unordered("!=", back, value)
-        bits = builder.sub(builder.bitcast(nearest, word), builder.zext(away, word))
-        return builder.bitcast(builder.or_(bits, builder.zext(inexact, word)), ir.FloatType())
+        toward_zero = _narrowing(builder, value, 2, ir.FloatType(), 32, None)
+        # the conversion and its way back as _narrowing made them: LLVM computes them once
+        back = builder.fpext(builder.fptrunc(value, ir.FloatType()), ir.DoubleType())
+        inexact = builder.zext(builder.fcmp_unordered("!=", back, value), ir.IntType(32))
+        return builder.bitcast(builder.or_(toward_zero, inexact), ir.FloatType())
 
     return types.float32(x), codegen
 
@@ -209,7 +205,8 @@ def _narrowing(builder, value, direction, narrow, width, quiet_mask):
     narrower IR float type ``narrow`` by the processor (``fptrunc``: to
     nearest even), moved one code in ``direction`` where that lies on the
     wrong side of ``value`` (see :func:`half_code`), a NaN's bits and-ed
-    with ``quiet_mask`` (its payload below the quiet bit cleared)."""
+    with ``quiet_mask`` (its payload below the quiet bit cleared; None
+    leaves them)."""
     word = ir.IntType(width)
     narrowed = builder.fptrunc(value, narrow)
     code = builder.bitcast(narrowed, word)
@@ -224,6 +221,8 @@ def _narrowing(builder, value, direction, narrow, width, quiet_mask):
             negative = builder.icmp_signed("<", code, word(0))
             step = builder.select(negative, word(-direction), word(direction))
         code = builder.add(code, builder.select(wrong, step, word(0)))
+    if quiet_mask is None:
+        return code
     if isinstance(narrow, ir.HalfType):  # an integer test, in the code's own 16-bit lanes
         nan = builder.icmp_unsigned(">", builder.and_(code, word(0x7FFF)), word(0x7C00))
     else:  # a float comparison, one AVX2 instruction
@@ -231,25 +230,37 @@ def _narrowing(builder, value, direction, narrow, width, quiet_mask):
     return builder.and_(code, builder.select(nan, word(quiet_mask), word(-1)))
 
 
-def _half_code(direction):
-    """The intrinsic ``half_code(x)`` of :func:`half_code` for one ``direction``."""
+def _narrowing_intrinsics(name, source, result, narrow, width, quiet_mask, finish):
+    """``{direction: intrinsic}`` for the directions 0, 1, -1 and 2: ``name(x)``
+    of a ``source`` float, :func:`_narrowing`'s code made the ``result`` by
+    ``finish(builder, code)``."""
 
-    def half_code(typingctx, x):
-        if x != types.float32:
-            raise errors.NumbaTypeError(f"half_code takes a float32, not {x}")
+    def make(direction):
+        def narrowing(typingctx, x):
+            if x != source:
+                raise errors.NumbaTypeError(f"{name} takes a {source}, not {x}")
 
-        def codegen(context, builder, signature, args):
-            code = _narrowing(builder, args[0], direction, ir.HalfType(), 16, ~0x01FF & 0xFFFF)
-            return builder.zext(code, ir.IntType(32))
+            def codegen(context, builder, signature, args):
+                return finish(builder, _narrowing(builder, args[0], direction, narrow, width, quiet_mask))
 
-        return types.uint32(x), codegen
+            return result(x), codegen
 
-    half_code.__name__ = half_code.__qualname__ = f"half_code_{direction}"
-    return intrinsic(half_code)
+        narrowing.__name__ = narrowing.__qualname__ = f"{name}_{direction}"
+        return intrinsic(narrowing)
+
+    return {direction: make(direction) for direction in (0, 1, -1, 2)}
 
 
 #: ``half_code(direction)(x)``: see :func:`half_code`.
-_HALF_CODES = {direction: _half_code(direction) for direction in (0, 1, -1, 2)}
+_HALF_CODES = _narrowing_intrinsics(
+    "half_code",
+    types.float32,
+    types.uint32,
+    ir.HalfType(),
+    16,
+    ~0x01FF & 0xFFFF,
+    lambda builder, code: builder.zext(code, ir.IntType(32)),
+)
 
 
 def half_code(direction):
@@ -271,25 +282,16 @@ def half_code(direction):
     return _HALF_CODES[direction]
 
 
-def _single_value(direction):
-    """The intrinsic ``single_value(x)`` of :func:`single_value` for one ``direction``."""
-
-    def single_value(typingctx, x):
-        if x != types.float64:
-            raise errors.NumbaTypeError(f"single_value takes a float64, not {x}")
-
-        def codegen(context, builder, signature, args):
-            code = _narrowing(builder, args[0], direction, ir.FloatType(), 32, 0xFFC00000 - (1 << 32))
-            return builder.bitcast(code, ir.FloatType())
-
-        return types.float32(x), codegen
-
-    single_value.__name__ = single_value.__qualname__ = f"single_value_{direction}"
-    return intrinsic(single_value)
-
-
 #: ``single_value(direction)(x)``: see :func:`single_value`.
-_SINGLE_VALUES = {direction: _single_value(direction) for direction in (0, 1, -1, 2)}
+_SINGLE_VALUES = _narrowing_intrinsics(
+    "single_value",
+    types.float64,
+    types.float32,
+    ir.FloatType(),
+    32,
+    0xFFC00000 - (1 << 32),
+    lambda builder, code: builder.bitcast(code, ir.FloatType()),
+)
 
 
 def single_value(direction):

@@ -419,10 +419,13 @@ _TWO_62 = 2.0**62
 
 
 _ZERO64 = np.uint64(0)
-_FRACTION_FIELD = np.uint64((1 << 52) - 1)
-_IMPLICIT_BIT = np.uint64(1 << 52)
-_UNITS_EXPONENT = 1023 + 52  # the biased exponent of a float64 whose last significand bit weighs 1
-_EXPONENT_SHIFT, _EXPONENT_FIELD = np.uint64(52), np.uint64(0x7FF)
+#: float64's fields, from its description
+_EXPONENT_SHIFT = np.uint64(formats.FLOAT64.mantissa_bits)
+_FRACTION_FIELD = np.uint64((1 << formats.FLOAT64.mantissa_bits) - 1)
+_IMPLICIT_BIT = np.uint64(1 << formats.FLOAT64.mantissa_bits)
+_EXPONENT_FIELD = np.uint64((1 << formats.FLOAT64.exponent_bits) - 1)
+#: the biased exponent of a float64 whose last significand bit weighs 1
+_UNITS_EXPONENT = formats.FLOAT64.bias + formats.FLOAT64.mantissa_bits
 
 
 @functools.cache
