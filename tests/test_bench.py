@@ -152,6 +152,18 @@ def test_the_spread_is_the_middle_half_of_the_pair_ratios(monkeypatch):
     assert row.spread == (2.0, 4.0) and row.ratio == 3.0
 
 
+def test_settled_runs_time_each_call_right_after_an_untimed_call_of_the_same_function(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench, "WARM_UP", 0)
+    monkeypatch.setattr(bench, "seconds", lambda function: function() or len(calls))
+    bench.alternately(lambda: calls.append("ours"), lambda: calls.append("theirs"), 2, settle=True)
+    assert calls == ["ours", "ours", "theirs", "theirs"] * 2
+    calls.clear()
+    bench.alternately(lambda: calls.append("ours"), lambda: calls.append("theirs"), 2)
+    assert calls == ["ours", "theirs"] * 2
+    assert [g.key for g in bench.GROUPS if g.settle] == ["ml_dtypes"]
+
+
 def test_cpu_option_runs_a_child_compiled_for_that_cpu(tmp_path):
     import os
     import subprocess

@@ -162,6 +162,7 @@ class Group:
     unit: str = "ms"
     packed: bool = False
     reuse_output: bool = False  # numbacast writes into one out= array, as the reference reuses its buffers
+    settle: bool = False  # each timed call comes right after an untimed one of the same function (see alternately)
     options: tuple = ()  # numbacast's keyword arguments, as (name, value) pairs
 
     def label(self, source, target):
@@ -207,14 +208,27 @@ def timed(group, source, target, size, repeat):
     else:
         into = baselines.numbacast_cast_into if group.reuse_output else baselines.numbacast_cast
         ours_cast = into(source, target, size, **dict(group.options))
-    return alternately(ours_cast, group.baseline(source, target, size), repeat)
+    return alternately(ours_cast, group.baseline(source, target, size), repeat, group.settle)
 
 
-def alternately(ours_cast, their_cast, repeat):
-    """The :class:`Timing` (milliseconds) of two casts run alternately after a warm-up."""
+def alternately(ours_cast, their_cast, repeat, settle=False):
+    """The :class:`Timing` (milliseconds) of two casts run alternately after a warm-up.
+
+    With ``settle``, each timed call comes right after an untimed call of the
+    same function: for a reference that runs long on one thread (ml_dtypes,
+    some 100 ms a cast), after which the other cores have been idle long
+    enough for a parallel kernel's next call to pay for waking them (on this
+    kind of virtual machine a few milliseconds, as much as the cast itself:
+    docs/benchmarks.md) -- a cost of idling, not of either conversion."""
     for _ in range(WARM_UP):
         ours_cast(), their_cast()
-    ours, theirs = zip(*[(seconds(ours_cast), seconds(their_cast)) for _ in range(repeat)])
+
+    def timed_call(cast):
+        if settle:
+            cast()
+        return seconds(cast)
+
+    ours, theirs = zip(*[(timed_call(ours_cast), timed_call(their_cast)) for _ in range(repeat)])
     ratios = tuple(o / t for o, t in zip(ours, theirs))
     return Timing(1e3 * statistics.median(ours), 1e3 * statistics.median(theirs), ratios)
 
@@ -398,6 +412,7 @@ def make_groups():
             timed,
             baselines.astype_cast,
             speedup=True,
+            settle=True,
         ),
         Group(
             "torch",
