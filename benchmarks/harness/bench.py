@@ -121,8 +121,8 @@ USER_LOOP_PAIRS = tuple(
         ("bfloat16", "float8e4m3fn"),
     )
 )
-#: The targets of the rounding-mode rows (rounding=): a float8, FLOAT16 and FLOAT4E2M1.
-ROUNDING_TARGETS = tuple(map(resolve, ("float8e4m3fn", "float16", "float4e2m1")))
+#: The targets of the rounding-mode rows (rounding=): a float8, FLOAT16, FLOAT4E2M1 and an integer type.
+ROUNDING_TARGETS = tuple(map(resolve, ("float8e4m3fn", "float16", "float4e2m1", "int8")))
 
 
 def to_and_from_float(types):

@@ -956,8 +956,8 @@ def _fast_integral_rounder(real, stochastic_bits, part):
     drop = np.uint64(stochastic_bits - _FAST_BITS)
     if part == REDUCE:
         return _jit(lambda r: np.uint32(np.uint64(r) >> drop))
-    scale, half_range, zero = real(2.0**32), real(2.0**31), real(0.0)
-    flip, no_flip = np.uint32(0x80000000), np.uint32(0)
+    scale, half_range, zero, one = real(2.0**32), real(2.0**31), real(0.0), real(1.0)
+    flip = np.uint32(0x80000000)
     ones, window = np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
     wide = real is np.float64
 
@@ -966,16 +966,20 @@ def _fast_integral_rounder(real, stochastic_bits, part):
         """``floor(p * 2**32)`` of the fraction ``p`` of ``a >= 0`` (0 for NaN
         and infinities), as a uint32.  Exact in float32 as in float64: ``p``
         is ``a - floor(a)`` without rounding, ``p * 2**32`` a power-of-two
-        multiple, its floor an integer ``v`` below ``2**32``, converted as
-        ``v - 2**31`` (the sign bit flipped back): exact for every such ``v``
-        in float64; in float32 from ``2**31`` up only (a multiple of ``2**8``
-        there), below which ``v`` converts as it is."""
+        multiple, its floor an integer ``v`` below ``2**32``.  From float64
+        converted as ``v - 2**31`` (the sign bit flipped back), exact for
+        every such ``v``, where AVX2 has no conversion of float64 to
+        unsigned or 64-bit integers in vector lanes; from float32 by the
+        conversion to uint32, which AVX-512 makes in one instruction
+        (``vcvttps2udq``) and LLVM otherwise by a select on ``2**31`` (FLOAT
+        -> INT8 stochastic, one thread, data in L2: 0.76 -> 0.65 ns/element
+        with AVX-512 code on an Intel Xeon, where the select took four
+        instructions a vector)."""
         p = a - np.floor(a)
         v = np.floor(choose(p == p, p, zero) * scale)
         if wide:
             return np.uint32(np.int32(v - half_range)) ^ flip
-        top = v >= half_range
-        return np.uint32(np.int32(v - choose(top, half_range, zero))) ^ choose(top, flip, no_flip)
+        return np.uint32(v)
 
     if part == CHECK:
 
@@ -991,7 +995,9 @@ def _fast_integral_rounder(real, stochastic_bits, part):
         x = real(x)
         a = np.abs(x)
         up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))  # h + r >= 2**32
-        return np.copysign(np.floor(a) + real(up), x)  # exact: a fraction leaves floor(a) + 1 <= 2**23 in float32
+        # exact: a fraction leaves floor(a) + 1 <= 2**23 in float32; a select of 1.0, where real(up) took
+        # the mask into a vector, an integer conversion and a subtraction
+        return np.copysign(np.floor(a) + choose(up, one, zero), x)
 
     return fast
 
