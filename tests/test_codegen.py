@@ -3,8 +3,8 @@ unlike timings): compiled for haswell (AVX2), they use 256-bit ``ymm``
 registers and never the AVX-512 ``zmm`` ones; the float8 and int8 encoders
 need no vector blend (three micro-operations each on current Intel cores).
 Compiled for an AVX-512 CPU, the generated float8 encoder takes 512-bit
-vectors and the int8 and int32 ones keep 256-bit vectors
-(:mod:`numbacast.engine.vector_width`)."""
+vectors and the int8 and int32 ones keep 256-bit vectors, but for
+stochastic rounding (:mod:`numbacast.engine.vector_width`)."""
 
 import json
 import os
@@ -69,6 +69,27 @@ def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_only(tmp
             assert zmm > 0, (kernel, zmm)
         else:
             assert zmm == 0, (kernel, zmm)
+
+
+STOCHASTIC_PROBE = textwrap.dedent("""
+    import numpy as np
+    import numbacast
+    from numbacast.engine import stochastic
+
+    numbacast.cast(np.ones(100_000, np.float32), "int8", rounding="stochastic", seed=0)
+    kernel = stochastic.stochastic_kernel
+    print(sum(kernel.inspect_asm(s).count("%zmm") for s in kernel.signatures))
+""")
+
+
+@pytest.mark.skipif(
+    "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
+    reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
+)
+def test_avx512_stochastic_rounding_into_integers_takes_512_bit_vectors(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="skylake-avx512", NUMBA_CPU_FEATURES="")
+    done = subprocess.run([sys.executable, "-c", STOCHASTIC_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert int(done.stdout) > 0
 
 
 def test_haswell_float8_and_int8_encoders_have_no_blend(haswell_registers):
