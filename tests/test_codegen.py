@@ -71,14 +71,16 @@ def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_only(tmp
             assert zmm == 0, (kernel, zmm)
 
 
-STOCHASTIC_PROBE = textwrap.dedent("""
+ROUNDED_INTEGERS_PROBE = textwrap.dedent("""
     import numpy as np
     import numbacast
-    from numbacast.engine import stochastic
+    from numbacast.engine import kernels, stochastic
 
-    numbacast.cast(np.ones(100_000, np.float32), "int8", rounding="stochastic", seed=0)
-    kernel = stochastic.stochastic_kernel
-    print(sum(kernel.inspect_asm(s).count("%zmm") for s in kernel.signatures))
+    x = np.ones(100_000, np.float32)
+    for rounding in ("stochastic", "nearest_away", "toward_zero"):
+        numbacast.cast(x, "int8", rounding=rounding, seed=0 if rounding == "stochastic" else None)
+    for kernel in (stochastic.stochastic_kernel, kernels.parallel_kernel):
+        print(*(kernel.inspect_asm(s).count("%zmm") for s in kernel.signatures))
 """)
 
 
@@ -86,10 +88,15 @@ STOCHASTIC_PROBE = textwrap.dedent("""
     "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
     reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
 )
-def test_avx512_stochastic_rounding_into_integers_takes_512_bit_vectors(tmp_path):
+def test_avx512_integers_rounded_stochastically_or_ties_away_take_512_bit_vectors(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="skylake-avx512", NUMBA_CPU_FEATURES="")
-    done = subprocess.run([sys.executable, "-c", STOCHASTIC_PROBE], env=env, capture_output=True, text=True, check=True)
-    assert int(done.stdout) > 0
+    probe = [sys.executable, "-c", ROUNDED_INTEGERS_PROBE]
+    stochastic, parallel = subprocess.run(
+        probe, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert int(stochastic) > 0
+    ties_away, toward_zero = map(int, parallel.split())  # the parallel kernels in the order of their first casts
+    assert ties_away > 0 and toward_zero == 0
 
 
 def test_haswell_float8_and_int8_encoders_have_no_blend(haswell_registers):
