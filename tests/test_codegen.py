@@ -3,8 +3,8 @@ unlike timings): compiled for haswell (AVX2), they use 256-bit ``ymm``
 registers and never the AVX-512 ``zmm`` ones; the float8 and int8 encoders
 need no vector blend (three micro-operations each on current Intel cores).
 Compiled for an AVX-512 CPU, the generated float8 encoder takes 512-bit
-vectors and the int8 and int32 ones keep 256-bit vectors, but for
-stochastic rounding (:mod:`numbacast.engine.vector_width`)."""
+vectors, and so do those into one-byte integers; into INT32 only
+stochastic rounding does (:mod:`numbacast.engine.vector_width`)."""
 
 import json
 import os
@@ -61,11 +61,11 @@ def test_haswell_kernels_use_ymm_and_never_zmm(haswell_registers):
     "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
     reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
 )
-def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_only(tmp_path):
+def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_and_one_byte_integers_only(tmp_path):
     counts = registers_used(tmp_path, "skylake-avx512")
     assert len(counts) == 6
     for kernel, (_, zmm, _, _) in counts.items():
-        if "float->float8e4m3fn(" in kernel:
+        if "float->float8e4m3fn(" in kernel or "float->int8(" in kernel:
             assert zmm > 0, (kernel, zmm)
         else:
             assert zmm == 0, (kernel, zmm)
@@ -77,8 +77,8 @@ ROUNDED_INTEGERS_PROBE = textwrap.dedent("""
     from numbacast.engine import kernels, stochastic
 
     x = np.ones(100_000, np.float32)
-    for rounding in ("stochastic", "nearest_away", "toward_zero"):
-        numbacast.cast(x, "int8", rounding=rounding, seed=0 if rounding == "stochastic" else None)
+    numbacast.cast(x, "int32", rounding="stochastic", seed=0)
+    numbacast.cast(x, "int32", rounding="toward_zero")
     for kernel in (stochastic.stochastic_kernel, kernels.parallel_kernel):
         print(*(kernel.inspect_asm(s).count("%zmm") for s in kernel.signatures))
 """)
@@ -88,15 +88,14 @@ ROUNDED_INTEGERS_PROBE = textwrap.dedent("""
     "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
     reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
 )
-def test_avx512_integers_rounded_stochastically_or_ties_away_take_512_bit_vectors(tmp_path):
+def test_avx512_int32_rounded_stochastically_takes_512_bit_vectors(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="skylake-avx512", NUMBA_CPU_FEATURES="")
     probe = [sys.executable, "-c", ROUNDED_INTEGERS_PROBE]
     stochastic, parallel = subprocess.run(
         probe, env=env, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert int(stochastic) > 0
-    ties_away, toward_zero = map(int, parallel.split())  # the parallel kernels in the order of their first casts
-    assert ties_away > 0 and toward_zero == 0
+    assert int(parallel) == 0  # toward zero: one instruction an element
 
 
 def test_haswell_float8_and_int8_encoders_have_no_blend(haswell_registers):
@@ -293,4 +292,7 @@ def test_the_element_loops_of_float_into_one_byte_codes_ask_for_32_lanes():
     assert lanes("float", "float8e8m0", rounding="stochastic") == lanes("float", numbacast.p3109(8, 3)) == 32
     assert lanes("float", "float16", rounding="stochastic") == lanes("float", "bfloat16") == 0
     assert lanes("double", "float8e4m3fn") == lanes("float16", "float8e4m3fn") == 0
-    assert lanes("float", "int8") == lanes("float", "float16") == 0
+    assert lanes("float", "int8") == lanes("float", "uint4") == lanes("float", "int2") == 32
+    assert (
+        lanes("float", "int32") == lanes("float", "bool") == lanes("double", "int8") == lanes("float", "float16") == 0
+    )
