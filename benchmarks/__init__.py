@@ -4,7 +4,7 @@ The pairs are those of ``python -m numbacast bench``, named "source->target"
 with ONNX type names.
 """
 
-from numbacast import DOUBLE, FLOAT, INT8
+from numbacast import DOUBLE, FLOAT
 
 from .harness import baselines
 from .harness.bench import NARROW, NUMPY_PAIRS, OVERHEAD_PAIRS, PACKED, ROUNDING_TARGETS, to_and_from_float, unique
@@ -21,10 +21,10 @@ THROUGHPUT_PAIRS = named(unique(to_and_from_float(NARROW) + NUMPY_PAIRS))
 PACKED_PAIRS = named(to_and_from_float(PACKED))
 #: The call-overhead pairs.
 OVERHEAD = named(OVERHEAD_PAIRS)
-#: The rounding-mode pairs: FLOAT to a float8, FLOAT16 and FLOAT4E2M1 (the bench's), and to INT8,
-#: whose modes round to an integer first (a stochastic one was once a call per element), and
-#: DOUBLE to FLOAT, whose directed modes take the processor's conversion (they once took 2-3x its time).
-ROUNDING_PAIRS = named(tuple((FLOAT, t) for t in ROUNDING_TARGETS + (INT8,)) + ((DOUBLE, FLOAT),))
+#: The rounding-mode pairs: the bench's, FLOAT to a float8, FLOAT16, FLOAT4E2M1 and INT8 (whose
+#: modes round to an integer first: a stochastic one was once a call per element), and DOUBLE to
+#: FLOAT, whose directed modes take the processor's conversion (they once took 2-3x its time).
+ROUNDING_PAIRS = named(tuple((FLOAT, t) for t in ROUNDING_TARGETS) + ((DOUBLE, FLOAT),))
 #: The block formats of the ``mx`` rows, by name (NVFP4 also with its tensor scale given).
 BLOCK_FORMATS = {target.onnx_name: target for source, target in baselines.MX_PAIRS if source is FLOAT}
 #: What the block-format suites time of each.

@@ -38,10 +38,22 @@ PROBE = textwrap.dedent("""
 """)
 
 
+#: For the tests that run kernels compiled for AVX-512.
+needs_avx512 = pytest.mark.skipif(
+    "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
+    reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
+)
+
+
+def run_probe(script, cache, cpu):
+    """The finished child process that ran ``script`` with kernels compiled
+    for the CPU ``cpu`` (its own features only) and cached in ``cache``."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+
+
 def registers_used(tmp_path, cpu):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return json.loads(run_probe(PROBE, tmp_path, cpu).stdout)
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +69,7 @@ def test_haswell_kernels_use_ymm_and_never_zmm(haswell_registers):
         assert ymm > 0 and zmm == 0, (kernel, ymm, zmm)
 
 
-@pytest.mark.skipif(
-    "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
-    reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
-)
+@needs_avx512
 def test_avx512_kernels_take_512_bit_vectors_for_the_generated_encoders_and_one_byte_integers_only(tmp_path):
     counts = registers_used(tmp_path, "skylake-avx512")
     assert len(counts) == 6
@@ -84,16 +93,9 @@ ROUNDED_INTEGERS_PROBE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(
-    "+avx512f" not in llvm.get_host_cpu_features().flatten().split(","),
-    reason="runs kernels compiled for AVX-512: needs a CPU with AVX-512",
-)
+@needs_avx512
 def test_avx512_int32_rounded_stochastically_takes_512_bit_vectors(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="skylake-avx512", NUMBA_CPU_FEATURES="")
-    probe = [sys.executable, "-c", ROUNDED_INTEGERS_PROBE]
-    stochastic, parallel = subprocess.run(
-        probe, env=env, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    stochastic, parallel = run_probe(ROUNDED_INTEGERS_PROBE, tmp_path, "skylake-avx512").stdout.splitlines()
     assert int(stochastic) > 0
     assert int(parallel) == 0  # toward zero: one instruction an element
 
@@ -156,9 +158,7 @@ HALF_PROBE = textwrap.dedent("""
 
 
 def half_casts(tmp_path, cpu):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / cpu), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
-    done = subprocess.run([sys.executable, "-c", HALF_PROBE], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return json.loads(run_probe(HALF_PROBE, tmp_path / cpu, cpu).stdout)
 
 
 def test_float_to_float16_by_the_conversion_instruction_or_the_bit_formula(tmp_path):
@@ -234,8 +234,7 @@ def test_haswell_element_loops_into_bytes_take_32_lanes(tmp_path):
     not a directed mode's, which LLVM narrows by packs of its own now that
     the codes' width is known to it), and blocks of 16 in 16 lanes (their
     products in 256-bit registers)."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
-    done = subprocess.run([sys.executable, "-c", LANES_PROBE], env=env, capture_output=True, text=True, check=True)
+    done = run_probe(LANES_PROBE, tmp_path, "haswell")
     assert done.stderr == ""
     packs = json.loads(done.stdout)
     assert len(packs) == 15
@@ -271,9 +270,7 @@ def test_saturating_codes_are_cut_after_rounding_where_bytes_are_narrowed_by_pac
     byte, needs no byte mask (a constant 255) before the packs; with AVX-512
     (a truncating narrowing) they clamp first.  (Nearest even always clamps
     first: its code is a sum LLVM cannot bound either way.)"""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
-    done = subprocess.run([sys.executable, "-c", MASK_PROBE], env=env, capture_output=True, text=True, check=True)
-    by_packs, masks = json.loads(done.stdout)
+    by_packs, masks = json.loads(run_probe(MASK_PROBE, tmp_path, cpu).stdout)
     assert by_packs is packs and len(masks) == 4
     if packs:
         assert not any(masks.values()), masks

@@ -18,8 +18,8 @@ line at every access of an array NumPy aligned to 16 bytes only, made it
 5-30% slower.  So a kernel asks for 512-bit vectors when one of its
 compile-time arguments says so (a Numba type whose ``wide_vectors`` is
 true: the conversions into the float types whose codes the engine's
-generated encoders compute, and stochastic rounding into the integer
-types, see
+generated encoders compute, FLOAT into the one-byte and smaller integer
+types, and stochastic rounding into any integer type, see
 :attr:`~numbacast.engine.conversion.Conversion.wide_vectors`), and then
 every function compiled for it (the kernel, the body of its ``prange``
 loop, the helpers linked into it) carries LLVM's function attribute
