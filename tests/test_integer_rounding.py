@@ -178,22 +178,23 @@ def test_texts_take_onnx_rule_only():
         numbacast.cast(texts, "int4", rounding="toward_zero")
 
 
-@pytest.mark.parametrize("bits", [32, 40, 64])
+@pytest.mark.parametrize("bits", [31, 32, 40, 64])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_stochastic_decisions_at_the_fast_pass_edge(bits, dtype):
-    """Random numbers whose top 32 bits ``r`` put ``h + r`` (``h`` the top 32
-    bits of the fraction) at ``2**32 - 2`` and ``2**32 - 1``, where the fast
-    pass leaves the decision to the full one, and one either side, with the
+    """Random numbers whose top 31 bits ``r`` put ``h + r`` (``h`` the top 31
+    bits of the fraction) at ``2**31 - 1``, where the fast pass leaves the
+    decision to the full one, and at the sums around it, with the
     low bits all zeros and all ones, on values whose fractions have bits
-    below ``2**-32`` (where those low bits decide) and on float32 values of
+    below ``2**-31`` (where those low bits decide) and on float32 values of
     every binade with a fraction (whose ``h`` the fast pass computes in
-    float32, the top bit set or not): the reference's decision every time."""
+    float32); and likewise for the top 32 bits at ``2**32``, the edge of an
+    earlier fast pass: the reference's decision every time."""
     rng = np.random.default_rng(bits)
     base = np.concatenate(
         [
             rng.standard_normal(200) * 40,
             0.5 + 2.0**-40 * rng.integers(-(2**12), 2**12, 100),
-            np.array([2.0**-33, 2.0**-40, 2.0**-70, 1 - 2.0**-53, 7.0, -(2.0**-35) * 3]),
+            np.array([2.0**-33, 2.0**-40, 2.0**-70, 1 - 2.0**-53, 7.0, -(2.0**-35) * 3, 2.0**-32, 2.0**-31]),
             np.exp2(np.arange(-40, 23)) * (1 + rng.random(63)),
             np.array([1 - 2.0**-24, 0.5 - 2.0**-25, 2.0**-149, 2.0**23 - 0.5, 0.5 + 2.0**-24]),
         ]
@@ -201,13 +202,14 @@ def test_stochastic_decisions_at_the_fast_pass_edge(bits, dtype):
     values, numbers = [], []
     for x in base.tolist():
         fraction = abs(Fraction(x)) - int(abs(x))
-        h = int(fraction * (1 << 32))
-        for total in ((1 << 32) - 3, (1 << 32) - 2, (1 << 32) - 1, 1 << 32):
-            top = total - h
-            if 0 <= top < (1 << 32):
-                for low in {0, (1 << (bits - 32)) - 1}:
-                    values.append(x)
-                    numbers.append((top << (bits - 32)) | low)
+        for fast in (31, 32) if bits >= 32 else (31,):
+            h = int(fraction * (1 << fast))
+            for total in range((1 << fast) - 3, (1 << fast) + 1):
+                top = total - h
+                if 0 <= top < (1 << fast):
+                    for low in {0, (1 << (bits - fast)) - 1}:
+                        values.append(x)
+                        numbers.append((top << (bits - fast)) | low)
     values = np.array(values, dtype)
     r = np.array(numbers, np.uint64)
     got = numbacast.cast(values, "int16", rounding="stochastic", random_bits=r, stochastic_bits=bits)

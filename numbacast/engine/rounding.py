@@ -935,69 +935,69 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
 
 
 #: The random bits the fast pass of stochastic rounding into integers decides by.
-_FAST_BITS = 32
+_FAST_BITS = 31
 
 
 @functools.cache
 def _fast_integral_rounder(real, stochastic_bits, part):
     """The parts of stochastic rounding into integers with ``stochastic_bits``
-    of 32 or more, but FULL: :data:`REDUCE` keeps the random number's top 32
-    bits ``r``; :data:`FAST` moves ``|x|`` up when ``h + r >= 2**32``, ``h`` the
-    top 32 bits of its fraction (``floor(p * 2**32)``, exact in the source's
+    of 31 or more, but FULL: :data:`REDUCE` keeps the random number's top 31
+    bits ``r``; :data:`FAST` moves ``|x|`` up when ``h + r >= 2**31``, ``h`` the
+    top 31 bits of its fraction (``floor(p * 2**31)``, exact in the source's
     own float type: see ``high_fraction``), and leaves the infinities
     themselves and a NaN a NaN (which the integer conversion after it
-    makes 0 in every target); :data:`CHECK` is zero where ``h + r``
-    is ``2**32 - 2`` or ``2**32 - 1``, the only sums where the dropped bits (of
-    the fraction rounded to ``stochastic_bits`` bits, which may carry into
-    ``h``, and of the number) can change the decision: there FULL decides.
-    FAST and CHECK run in the lanes of the source's type and 32-bit integer
-    lanes (a float32 source 8 to a 256-bit register, where float64 lanes
-    took 4), where FULL takes 64-bit integer lanes (:func:`stochastic_up`)."""
+    makes 0 in every target); :data:`CHECK` is zero where ``h + r`` is
+    ``2**31 - 1``, the one sum where the dropped bits can change the
+    decision: there FULL decides.  The fraction rounded to
+    ``stochastic_bits`` bits lies between the same two points of the grid
+    of ``2**-31`` as the fraction (at most ``(h + 1) * 2**-31``), and the
+    random number below ``(r + 1) * 2**-31`` (in units of the same place):
+    their sum is below ``(h + r + 2) * 2**-31``, under 1 when ``h + r`` is
+    ``2**31 - 2`` or less, and at least ``(h + r) * 2**-31``.  Both terms are
+    below ``2**31``, and the decision is the sign bit of their sum in
+    32-bit lanes, where 32 bits each took an unsigned comparison (AVX2 has
+    none: a minimum and an equality) and an unsigned conversion of the
+    fraction (six instructions with AVX2 code).  FAST and CHECK run in the
+    lanes of the source's type and 32-bit integer lanes (a float32 source 8
+    to a 256-bit register, where float64 lanes took 4), where FULL takes
+    64-bit integer lanes (:func:`stochastic_up`)."""
     drop = np.uint64(stochastic_bits - _FAST_BITS)
     if part == REDUCE:
         return _jit(lambda r: np.uint32(np.uint64(r) >> drop))
-    scale, half_range, zero, one = real(2.0**32), real(2.0**31), real(0.0), real(1.0)
-    flip = np.uint32(0x80000000)
-    ones, window = np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFD)
-    wide = real is np.float64
+    scale, zero, one = real(2.0**_FAST_BITS), real(0.0), real(1.0)
+    carry, edge = np.uint32(1 << _FAST_BITS), np.uint32((1 << _FAST_BITS) - 1)
 
     @_jit
     def high_fraction(a):
-        """``floor(p * 2**32)`` of the fraction ``p`` of ``a >= 0`` (0 for NaN
-        and infinities), as a uint32.  Exact in float32 as in float64: ``p``
-        is ``a - floor(a)`` without rounding, ``p * 2**32`` a power-of-two
-        multiple, its floor an integer ``v`` below ``2**32``.  From float64
-        converted as ``v - 2**31`` (the sign bit flipped back), exact for
-        every such ``v``, where AVX2 has no conversion of float64 to
-        unsigned or 64-bit integers in vector lanes; from float32 by the
-        conversion to uint32, which AVX-512 makes in one instruction
-        (``vcvttps2udq``) and LLVM otherwise by a select on ``2**31`` (FLOAT
-        -> INT8 stochastic, one thread, data in L2: 0.76 -> 0.65 ns/element
-        with AVX-512 code on an Intel Xeon, where the select took four
-        instructions a vector)."""
+        """``floor(p * 2**31)`` of the fraction ``p`` of ``a >= 0`` (0 for NaN
+        and infinities), as a uint32: ``p`` is ``a - floor(a)`` without
+        rounding, ``p * 2**31`` a power-of-two multiple below ``2**31``,
+        whose floor the processor's signed conversion (a truncation) gives,
+        in vector lanes from float32 and float64 alike."""
         p = a - np.floor(a)
-        v = np.floor(choose(p == p, p, zero) * scale)
-        if wide:
-            return np.uint32(np.int32(v - half_range)) ^ flip
-        return np.uint32(v)
+        return np.uint32(np.int32(choose(p == p, p, zero) * scale))
 
     if part == CHECK:
 
         @_jit
         def check(x, reduced):
             total = np.uint32(high_fraction(np.abs(real(x))) + np.uint32(reduced))
-            return np.uint32(total <= window)
+            return np.uint32(total != edge)
 
         return check
+
+    uint, _, from_bits = source_arithmetic(formats.FLOAT32 if real is np.float32 else formats.FLOAT64)
+    sign = uint(1 << (8 * np.dtype(uint).itemsize - 1))
 
     @_jit
     def fast(x, reduced):
         x = real(x)
         a = np.abs(x)
-        up = np.uint32(reduced) > np.uint32(ones - high_fraction(a))  # h + r >= 2**32
+        up = np.uint32(high_fraction(a) + np.uint32(reduced)) >= carry  # h + r >= 2**31
         # exact: a fraction leaves floor(a) + 1 <= 2**23 in float32; a select of 1.0, where real(up) took
         # the mask into a vector, an integer conversion and a subtraction
-        return np.copysign(np.floor(a) + choose(up, one, zero), x)
+        magnitude = np.floor(a) + choose(up, one, zero)
+        return from_bits(float_bits(magnitude) | (float_bits(x) & sign))  # its sign bit clear: x's set
 
     return fast
 
