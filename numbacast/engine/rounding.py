@@ -886,7 +886,7 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
     fraction below the units place from the bits, in units of ``2**-s``,
     and moves the magnitude up by :func:`stochastic_up`, as the float
     encoders do a step of their target.  ``part`` (stochastic rounding, see
-    :data:`PARTS`): with 32 random bits or more, :func:`_fast_integral_rounder`;
+    :data:`PARTS`): with 31 random bits or more, :func:`_fast_integral_rounder`;
     with fewer, every part is the rounder but :data:`CHECK` (never zero: the
     fast pass is already exact) and :data:`REDUCE` (the random number whole)."""
     if rounding == STOCHASTIC and stochastic_bits >= _FAST_BITS and part != FULL:
