@@ -146,6 +146,18 @@ def test_storing_float32_rounds_as_numpy(name):
     assert_same(got[:: max(1, x.size // 3000)], one_by_one)
 
 
+@pytest.mark.parametrize("name", ["float4e2m1", "float6e2m3", "float6e3m2"])
+def test_storing_every_float32_nan_gives_numpys_zero(name):
+    """Every float32 NaN (each payload, both signs) stored into a type without
+    NaN: the zero of the other sign, as ml_dtypes' ``astype`` gives."""
+    payloads = np.arange(1, 1 << 23, dtype=np.uint32)
+    x = np.concatenate([0x7F800000 | payloads, 0xFF800000 | payloads]).view(np.float32)
+    got = np.empty(x.size, storage(name))
+    _store(x, got)
+    with np.errstate(invalid="ignore"):
+        assert_same(got, x.astype(storage(name)))
+
+
 @pytest.mark.parametrize("name", ALL_NAMES)
 def test_storing_float64_rounds_as_numpy(name):
     """A float64 stores as NumPy casts a float64 array, and as a loop of

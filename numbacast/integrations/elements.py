@@ -190,19 +190,20 @@ def _e8m0_store():
 def _nan_free_store(target):
     """The store of a float32 into a type without NaN: a NaN gives the zero of the other sign."""
     convert = scalar_converter(Conversion.make(FLOAT, target))
-    one, sign_bit = np.uint32(1), np.uint32(31)
+    zero = np.uint32(0)
 
     @_jit
     def store(v):
-        # The NaN is replaced by the float zero of the other sign before the
-        # conversion, a select in the float lanes. Selected after it, between
-        # codes, LLVM packed the NaN mask down to bytes beside them: a user's
-        # loop of float32 stores into FLOAT4E2M1 took 1.3x the time with AVX2
-        # code (1M elements, one thread; at 16M on two threads 1.45x the
-        # cast's time, 1.18x now), 0.94x with AVX-512 code, which selects
-        # bytes under a mask register.
-        other_zero = float32_from_bits(((float_bits(v) >> sign_bit) ^ one) << sign_bit)
-        return np.uint8(convert(v if v == v else other_zero))
+        # A NaN's bits all flipped are a float32 zero or subnormal of the
+        # other sign (its exponent field all zeros), which the conversion
+        # rounds to that zero: a compare and an XOR in the float lanes, where
+        # a select of that zero there was a compare, a sign flip and a
+        # vblendvps (a user's loop of float32 stores into FLOAT4E2M1 with
+        # AVX2 code took 2.0-2.3x the time of stores into FLOAT8E4M3FN at
+        # 16M); selected after the conversion, between codes, LLVM packed
+        # the NaN mask down to bytes beside them (1.3x the time again).
+        flip = np.uint32(zero - np.uint32(v != v))
+        return np.uint8(convert(float32_from_bits(float_bits(v) ^ flip)))
 
     return store
 
