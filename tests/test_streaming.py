@@ -1,7 +1,8 @@
 """Large outputs written by nontemporal stores (numbacast.engine.streaming):
 every element written once and right, at every alignment of the output and
 at lengths around the run boundaries, against NumPy's and ml_dtypes'
-conversions (independent of numbacast); and which conversions stream."""
+conversions (independent of numbacast); and which conversions stream, into
+which outputs."""
 
 import ml_dtypes
 import numpy as np
@@ -10,9 +11,10 @@ from numba import njit
 from numba.core.errors import TypingError
 
 import numbacast
+from numbacast.engine import arrays, kernels
 from numbacast.engine.conversion import Conversion
 from numbacast.engine.prefetch import RUN_ELEMENTS
-from numbacast.engine.streaming import PAGE_BYTES, STREAM_MIN_BYTES, stream_copy, window
+from numbacast.engine.streaming import NEW_PAGES_MIN_BYTES, PAGE_BYTES, STREAM_MIN_BYTES, stream_copy, window
 
 GUARD = 0xA5
 
@@ -124,3 +126,21 @@ def test_the_conversions_that_stream_are_the_light_narrowing_ones():
         assert streams(source, target), (source, target)
     for source, target in wide + computed:
         assert not streams(source, target), (source, target)
+
+
+def test_new_pages_are_written_by_plain_stores():
+    """An output the cast allocates of NEW_PAGES_MIN_BYTES is written by plain
+    stores (its pages are new: the system zeroes each as the first store
+    faults it in, and streaming stores then wrote the zeroed lines back
+    besides); an output given by ``out=``, as large, and a smaller new one
+    by nontemporal stores."""
+    launch = arrays.plan(Conversion.make(numbacast.FLOAT, numbacast.FLOAT16)).launch
+    for elements, given, expected in (
+        (NEW_PAGES_MIN_BYTES // 2, False, kernels.parallel_kernel),
+        (NEW_PAGES_MIN_BYTES // 2, True, kernels.streaming_kernel),
+        (STREAM_MIN_BYTES // 2, False, kernels.streaming_kernel),
+    ):
+        x = np.ones(elements, np.float32)
+        launch._entries.clear()
+        numbacast.cast(x, "float16", out=np.empty(x.size, np.float16) if given else None)
+        assert {key[0] for key in launch._entries} == {expected}, (elements, given)

@@ -115,7 +115,7 @@ class Plan:
         """The conversion of the ndarray ``array`` (of the source's storage,
         native byte order, any shape and strides) in a new array."""
         result = np.empty(array.shape, self.storage)
-        self.apply(_flat(np.ascontiguousarray(array)), _flat(result))
+        self.apply(_flat(np.ascontiguousarray(array)), _flat(result), fresh=True)
         return result
 
     def into(self, array, out):
@@ -128,9 +128,10 @@ class Plan:
             self.apply(_flat(np.ascontiguousarray(array)), _flat(out))
         return result
 
-    def apply(self, src, dst):
+    def apply(self, src, dst, fresh=False):
         """``dst`` = the conversion of ``src``, both flat C-contiguous arrays
-        of the source's and the target's storage."""
+        of the source's and the target's storage; ``fresh`` when ``dst`` was
+        just allocated (see :class:`~numbacast.engine.kernels.Launcher`)."""
         if src.dtype != self.source_view:
             src = src.view(self.source_view)
         if dst.dtype != self.target_view:
@@ -138,7 +139,7 @@ class Plan:
         if self.lookup is not None and src.size < PARALLEL_MIN:
             np.take(self.lookup, src, out=dst)  # a gather by NumPy: a first small cast compiles no loop for it
         else:
-            self.launch(src, dst)
+            self.launch(src, dst, fresh=fresh)
 
 
 def _flat(array):

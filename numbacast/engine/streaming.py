@@ -8,7 +8,7 @@ A *nontemporal* store (``movntdq`` on x86) gathers whole lines in the core's
 write-combining buffers and sends them to memory without reading them: a
 cast from FLOAT into FLOAT16 then moves 6 bytes an element, not 8.
 
-A cast called from Python streams its output
+A cast called from Python streams an output given to it (``out=``)
 (:func:`~numbacast.engine.kernels.streaming_kernel`) when the output is at
 least :data:`STREAM_MIN_BYTES` (larger than a core's share of the
 last-level cache on the CPUs measured: such an output is not in the cache
@@ -22,7 +22,16 @@ each task ends with :func:`store_fence`.  The heavier conversions (the
 encoders into float types, the decodes of the narrow ones) lost by the
 detour through the scratch array more than the stores saved (FLOAT ->
 FLOAT8E4M3FN 5.8 -> 6.4 ms for 16M elements, AVX2 code), so they store as
-they convert.  Casts in ``@njit`` code do not stream: their parallel loop
+they convert.  An output the cast allocates of :data:`NEW_PAGES_MIN_BYTES`
+or more is written by plain stores: its pages are new, and the system
+zeroes each as the first store faults it in, lines that streaming stores
+then had written back besides their own (on the Intel host, 16M elements:
+FLOAT -> FLOAT16, FLOAT -> BFLOAT16, DOUBLE -> FLOAT, DOUBLE -> INT32 and
+INT64 -> INT32 into new outputs took 1.18-1.53x the time streamed, host and
+AVX2 code; into a reused output streaming stays ahead, FLOAT -> FLOAT16
+2.2-2.5 against 2.9-3.4 ms).  Smaller new outputs come from memory the
+allocator keeps, already faulted in, and stream (INT32 -> INT8, 16 MiB:
+0.79-0.88x the time of plain stores).  Casts in ``@njit`` code do not stream: their parallel loop
 is compiled before the size is known, and a second loop would add its
 compilation (0.4-0.6 s) to every first ``@njit`` cast of a light conversion.
 """
@@ -34,6 +43,11 @@ from numba.extending import intrinsic
 
 #: Outputs of at least this many bytes are written by nontemporal stores.
 STREAM_MIN_BYTES = 1 << 22
+
+#: Outputs the cast allocates of at least this many bytes are new pages: the
+#: C library's allocator (glibc's) serves requests from 32 MiB up by new
+#: mappings whatever it kept, and smaller ones from memory it kept where it can.
+NEW_PAGES_MIN_BYTES = 1 << 25
 
 #: Bytes of the page whose offsets the processor compares loads and stores by.
 PAGE_BYTES = 4096
