@@ -51,7 +51,7 @@ from .conversion import ConversionType, stages
 from .interrupts import interrupts_deferred
 from .prefetch import RUN_BYTES, RUN_ELEMENTS, read_ahead
 from .scratch import new_like
-from .streaming import NEW_PAGES_MIN_BYTES, PAGE_BYTES, STREAM_MIN_BYTES, store_fence, stream_copy, window
+from .streaming import PAGE_BYTES, store_fence, stream_copy, streams, window
 from .vector_width import element_loop
 
 #: Below this many elements a kernel runs serially: starting threads costs more.
@@ -350,7 +350,8 @@ class Launcher:
     on 1-D C-contiguous arrays of the same size: parallel runs take turns,
     serial ones (small arrays, or ``parallel`` False) do not wait; a large
     output of a conversion that streams is written by :func:`streaming_kernel`
-    unless it is ``fresh`` (just allocated) and new pages (see :mod:`~numbacast.engine.streaming`).
+    (:func:`~numbacast.engine.streaming.streams`: not new pages the cast
+    allocated, ``fresh``).
     Each of the three loops is compiled (or loaded) on its first use, and its entry
     point kept by the dtypes, dimensions and typed flags of the arrays: a
     warm call looks it up by those alone, not by the conversion's fields
@@ -369,7 +370,7 @@ class Launcher:
         serial = src.size < PARALLEL_MIN or not parallel or _ProcessState.serial_only
         if serial:
             kernel = serial_kernel
-        elif self._streams and dst.nbytes >= STREAM_MIN_BYTES and not (fresh and dst.nbytes >= NEW_PAGES_MIN_BYTES):
+        elif self._streams and streams(dst.nbytes, fresh):
             kernel = streaming_kernel
         else:
             kernel = parallel_kernel

@@ -909,7 +909,7 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
 
         return ties_away
     stochastic = mode_flags(rounding, stochastic_bits)[-1]
-    fmt = formats.FLOAT32 if real is np.float32 else formats.FLOAT64
+    fmt = _format_of(real)
     uint = source_arithmetic(fmt)[0]
     width = uint(8 * np.dtype(uint).itemsize)
     mantissa_mask, implicit = uint((1 << fmt.mantissa_bits) - 1), uint(1 << fmt.mantissa_bits)
@@ -932,6 +932,11 @@ def integral_rounder(rounding, real, stochastic_bits=FULL_BITS, part=FULL):
         return choose(s > 0, rounded, x)  # NaN, the infinities and every integer: x itself
 
     return stochastic_integer
+
+
+def _format_of(real):
+    """The format of the NumPy float type ``real`` (np.float32 or np.float64)."""
+    return formats.FLOAT32 if real is np.float32 else formats.FLOAT64
 
 
 #: The random bits the fast pass of stochastic rounding into integers decides by.
@@ -986,7 +991,7 @@ def _fast_integral_rounder(real, stochastic_bits, part):
 
         return check
 
-    uint, _, from_bits = source_arithmetic(formats.FLOAT32 if real is np.float32 else formats.FLOAT64)
+    uint, _, from_bits = source_arithmetic(_format_of(real))
     sign = uint(1 << (8 * np.dtype(uint).itemsize - 1))
 
     @_jit

@@ -31,9 +31,10 @@ INT64 -> INT32 into new outputs took 1.18-1.53x the time streamed, host and
 AVX2 code; into a reused output streaming stays ahead, FLOAT -> FLOAT16
 2.2-2.5 against 2.9-3.4 ms).  Smaller new outputs come from memory the
 allocator keeps, already faulted in, and stream (INT32 -> INT8, 16 MiB:
-0.79-0.88x the time of plain stores).  Casts in ``@njit`` code do not stream: their parallel loop
-is compiled before the size is known, and a second loop would add its
-compilation (0.4-0.6 s) to every first ``@njit`` cast of a light conversion.
+0.79-0.88x the time of plain stores): :func:`streams`.  Casts in ``@njit``
+code do not stream: their parallel loop is compiled before the size is
+known, and a second loop would add its compilation (0.4-0.6 s) to every
+first ``@njit`` cast of a light conversion.
 """
 
 from llvmlite import ir
@@ -48,6 +49,14 @@ STREAM_MIN_BYTES = 1 << 22
 #: C library's allocator (glibc's) serves requests from 32 MiB up by new
 #: mappings whatever it kept, and smaller ones from memory it kept where it can.
 NEW_PAGES_MIN_BYTES = 1 << 25
+
+
+def streams(nbytes, fresh):
+    """Whether an output of ``nbytes`` of a conversion that streams is written
+    by nontemporal stores: from :data:`STREAM_MIN_BYTES` up, unless ``fresh``
+    (allocated by the cast) and new pages (:data:`NEW_PAGES_MIN_BYTES` up)."""
+    return nbytes >= STREAM_MIN_BYTES and not (fresh and nbytes >= NEW_PAGES_MIN_BYTES)
+
 
 #: Bytes of the page whose offsets the processor compares loads and stores by.
 PAGE_BYTES = 4096
